@@ -1,0 +1,175 @@
+//! The guest-side SDK for scratchpad plugins.
+//!
+//! A plugin is a WebAssembly component built for `wasm32-wasip2` that implements the
+//! `scratchpad:plugin/plugin` world (see the WIT files in the repository's `wit/` folder).
+//! This crate generates the bindings for that world and gives every hook a no-op default, so a
+//! plugin implements only what it uses:
+//!
+//! ```ignore
+//! use scratchpad_plugin_sdk::{export_plugin, Injection, Placement, Plugin, Turn};
+//!
+//! struct Hello;
+//!
+//! impl Plugin for Hello {
+//!     fn before_query(_turn: Turn, _message: String) -> Vec<Injection> {
+//!         vec![Injection { placement: Placement::AppendSystem, text: "Be brief.".into() }]
+//!     }
+//! }
+//!
+//! export_plugin!(Hello);
+//! ```
+//!
+//! Plugins keep their logic in plain Rust behind the [`Storage`] and [`Tokenizer`] traits, so
+//! the same code runs natively in unit tests (with [`MemoryStorage`]) and inside the component
+//! (with [`HostStorage`] and [`HostTokenizer`], which call the host's imports).
+
+#![deny(missing_docs)]
+
+mod storage;
+
+pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer};
+
+/// The raw bindings generated from the WIT contract. Most plugins need only the re-exports at
+/// the crate root.
+#[allow(missing_docs)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "scratchpad:plugin/plugin",
+        pub_export_macro: true,
+        export_macro_name: "__export_plugin_world",
+        default_bindings_module: "scratchpad_plugin_sdk::bindings",
+    });
+}
+
+pub use bindings::exports::scratchpad::plugin::lifecycle::Manifest;
+pub use bindings::scratchpad::plugin::log::Level;
+pub use bindings::scratchpad::plugin::observation::{ContentKind, Observation};
+pub use bindings::scratchpad::plugin::storage::{Quota, StorageError};
+pub use bindings::scratchpad::plugin::types::{
+    Injection, Origin, Placement, SessionInfo, SessionSetup, SpawnOrigin, ToolCall, ToolError,
+    ToolOutput, ToolSpec, Turn,
+};
+
+/// Writes a record to the host's log, tagged with this plugin's name.
+pub fn log(level: Level, message: &str) {
+    bindings::scratchpad::plugin::log::log(level, message);
+}
+
+/// This plugin's configuration as JSON object text (`{}` when none was given).
+pub fn config() -> String {
+    bindings::scratchpad::plugin::config::get()
+}
+
+/// A scratchpad plugin. Every method has a default that does nothing, so a plugin implements
+/// only the hooks and tools it uses. The methods take no `self`: each call runs in a fresh
+/// instance, and everything a plugin remembers lives in host storage.
+///
+/// The meaning of each hook is documented on the WIT contract (`wit/plugin.wit`).
+pub trait Plugin {
+    /// A session is being created. Default: no guidance, no inheritance.
+    fn before_session_create(session: SessionInfo) -> SessionSetup {
+        let _ = session;
+        SessionSetup { injections: Vec::new(), inherit_parent_state: false }
+    }
+
+    /// A turn starts with `message`. Default: nothing injected.
+    fn before_query(turn: Turn, message: String) -> Vec<Injection> {
+        let _ = (turn, message);
+        Vec::new()
+    }
+
+    /// The model replied `text`. Default: ignored.
+    fn after_response(turn: Turn, text: String) {
+        let _ = (turn, text);
+    }
+
+    /// A tool is about to be called. Default: arguments left as they are.
+    fn before_tool_call(turn: Turn, call: ToolCall) -> Result<Option<String>, ToolError> {
+        let _ = (turn, call);
+        Ok(None)
+    }
+
+    /// A tool returned `observation`. Default: the model sees it unchanged.
+    fn after_tool_result(turn: Turn, call: ToolCall, observation: &Observation) -> Option<String> {
+        let _ = (turn, call, observation);
+        None
+    }
+
+    /// The conversation is about to be compacted. Default: no warning turn.
+    fn before_compaction(turn: Turn) -> Option<String> {
+        let _ = turn;
+        None
+    }
+
+    /// The conversation was compacted. Default: ignored.
+    fn after_compaction(turn: Turn) {
+        let _ = turn;
+    }
+
+    /// The plugin is being loaded: check the configuration ([`config`]) and declare every tool
+    /// the plugin may offer. `Err(message)` refuses the load. Default: no tools.
+    fn load() -> Result<Manifest, String> {
+        Ok(Manifest { tools: Vec::new() })
+    }
+
+    /// The tools offered in this turn. Default: every tool the manifest declares.
+    fn tools(turn: Turn) -> Vec<ToolSpec> {
+        let _ = turn;
+        Self::load().map(|manifest| manifest.tools).unwrap_or_default()
+    }
+
+    /// Runs the tool `name`. Default: every name is unknown.
+    fn call_tool(turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
+        let _ = (turn, arguments);
+        Err(ToolError::UnknownTool(format!("this plugin offers no tool named `{name}`")))
+    }
+}
+
+impl<T: Plugin> bindings::exports::scratchpad::plugin::lifecycle::Guest for T {
+    fn load() -> Result<Manifest, String> {
+        <T as Plugin>::load()
+    }
+}
+
+impl<T: Plugin> bindings::exports::scratchpad::plugin::hooks::Guest for T {
+    fn before_session_create(session: SessionInfo) -> SessionSetup {
+        <T as Plugin>::before_session_create(session)
+    }
+    fn before_query(turn: Turn, message: String) -> Vec<Injection> {
+        <T as Plugin>::before_query(turn, message)
+    }
+    fn after_response(turn: Turn, text: String) {
+        <T as Plugin>::after_response(turn, text)
+    }
+    fn before_tool_call(turn: Turn, call: ToolCall) -> Result<Option<String>, ToolError> {
+        <T as Plugin>::before_tool_call(turn, call)
+    }
+    fn after_tool_result(turn: Turn, call: ToolCall, observation: &Observation) -> Option<String> {
+        <T as Plugin>::after_tool_result(turn, call, observation)
+    }
+    fn before_compaction(turn: Turn) -> Option<String> {
+        <T as Plugin>::before_compaction(turn)
+    }
+    fn after_compaction(turn: Turn) {
+        <T as Plugin>::after_compaction(turn)
+    }
+}
+
+impl<T: Plugin> bindings::exports::scratchpad::plugin::tools::Guest for T {
+    fn list_tools(turn: Turn) -> Vec<ToolSpec> {
+        <T as Plugin>::tools(turn)
+    }
+    fn call_tool(turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
+        <T as Plugin>::call_tool(turn, name, arguments)
+    }
+}
+
+/// Exports a type implementing [`Plugin`] as the component's implementation of the
+/// `scratchpad:plugin/plugin` world. Use it once, in the plugin crate's `lib.rs`.
+#[macro_export]
+macro_rules! export_plugin {
+    ($plugin:ty) => {
+        $crate::bindings::__export_plugin_world!($plugin with_types_in $crate::bindings);
+    };
+}
