@@ -1,1 +1,54 @@
+//! The scratchpad host: agent working memory as sandboxed WebAssembly component plugins.
+//!
+//! A [`Host`] loads plugin components (the first-party ones are embedded), runs their hooks
+//! and tools in a sandbox that grants nothing but the capabilities of the WIT contract
+//! (`wit/`), and keeps their state in one SQLite database, scoped per plugin and session.
+//!
+//! ```no_run
+//! use scratchpad_host::{Host, HostConfig, Origin, TurnContext};
+//!
+//! # async fn demo() -> scratchpad_host::Result<()> {
+//! let host = Host::open(HostConfig::with_database("/tmp/scratchpad.db")).await?;
+//! host.create_session("s1", Origin::New).await?;
+//!
+//! let turn = TurnContext::new("s1", "turn-1");
+//! host.call_tool(&turn, "session.scratchpad", r#"{"action":"set_notes","content":"root cause: tz"}"#).await?;
+//!
+//! let next = TurnContext::new("s1", "turn-2");
+//! let prompt = host.before_query(&next, "continue").await?;
+//! println!("{}", prompt.render("You are a coding agent.", "continue").user);
+//! # Ok(()) }
+//! ```
+//!
+//! Errors are [`Error`] values: a tool's refusal ([`Error::Tool`]) is distinct from a plugin
+//! that broke a limit or trapped ([`Error::Plugin`]), which names the plugin and the hook.
 
+#![deny(missing_docs)]
+
+mod bindings;
+mod cache;
+mod capabilities;
+pub mod config;
+mod db;
+pub mod embedded;
+mod engine;
+mod error;
+mod hooks;
+mod host;
+mod plugin;
+mod prompt;
+mod sandbox;
+mod types;
+
+pub use capabilities::tokens::Tokenizer;
+pub use config::{Encoding, HostConfig, Limits, PluginSource, PluginSpec};
+pub use db::sessions::SessionRecord;
+pub use error::{Error, PluginFailure, Result};
+pub use hooks::PluginText;
+pub use host::{Host, StateEntry};
+pub use plugin::{PluginSummary, WORLD};
+pub use prompt::{Prompt, RenderedPrompt};
+pub use types::{
+    ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,
+    ToolOutput, ToolSpec, TurnContext,
+};

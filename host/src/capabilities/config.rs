@@ -1,0 +1,10 @@
+//! The `config` import: the plugin's own configuration as JSON object text.
+
+use crate::bindings::scratchpad::plugin::config::Host;
+use crate::capabilities::CallState;
+
+impl Host for CallState {
+    fn get(&mut self) -> wasmtime::Result<String> {
+        Ok(self.plugin.config_json.clone())
+    }
+}

@@ -1,0 +1,126 @@
+//! What the host gives a plugin during one call: the per-call state (`CallState`, the
+//! wasmtime store's data) and one module per WIT import.
+
+pub(crate) mod config;
+pub(crate) mod log;
+pub(crate) mod observation;
+pub(crate) mod storage;
+pub(crate) mod tokens;
+
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::config::Limits;
+use storage::Scope;
+use tokens::Tokenizer;
+
+/// Bytes of guest stdout/stderr kept per call (the rest is dropped) before going to tracing.
+const STDIO_CAPTURE: usize = 64 << 10;
+
+/// What a call knows about the plugin it runs.
+#[derive(Debug)]
+pub(crate) struct PluginInfo {
+    pub(crate) name: String,
+    pub(crate) limits: Limits,
+    /// The plugin's configuration as JSON object text.
+    pub(crate) config_json: String,
+}
+
+/// The data of one call's store: everything the imports need, and nothing that outlives the
+/// call except the scope's writes, which the host commits when the call succeeds.
+pub(crate) struct CallState {
+    pub(crate) plugin: Arc<PluginInfo>,
+    pub(crate) scope: Scope,
+    pub(crate) tokenizer: Arc<Tokenizer>,
+    pub(crate) table: ResourceTable,
+    pub(crate) limiter: MemoryLimiter,
+    wasi: WasiCtx,
+    stdout: MemoryOutputPipe,
+    stderr: MemoryOutputPipe,
+}
+
+impl CallState {
+    pub(crate) fn new(plugin: Arc<PluginInfo>, scope: Scope, tokenizer: Arc<Tokenizer>) -> Self {
+        let stdout = MemoryOutputPipe::new(STDIO_CAPTURE);
+        let stderr = MemoryOutputPipe::new(STDIO_CAPTURE);
+        // The sandbox grants nothing: no preopened directories, no environment, no arguments,
+        // no stdin, no network (every socket address denied, no name lookups). Clocks and
+        // randomness are harmless and std's runtime needs them.
+        let wasi = WasiCtx::builder()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        let limiter = MemoryLimiter::new(plugin.limits.memory_bytes);
+        CallState { plugin, scope, tokenizer, table: ResourceTable::new(), limiter, wasi, stdout, stderr }
+    }
+
+    /// Sends what the guest printed to tracing, tagged with the plugin's name.
+    pub(crate) fn flush_stdio(&self) {
+        for (stream, pipe) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+            let bytes = pipe.contents();
+            if !bytes.is_empty() {
+                let text = String::from_utf8_lossy(&bytes);
+                tracing::info!(target: "scratchpad::plugin", plugin = %self.plugin.name, stream, "{}", text.trim_end());
+            }
+        }
+    }
+}
+
+impl CallState {
+    /// The last line the guest wrote to stderr (a Rust panic message, typically).
+    pub(crate) fn stderr_tail(&self) -> Option<String> {
+        let bytes = self.stderr.contents();
+        let text = String::from_utf8_lossy(&bytes);
+        let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+        Some(log::cut(line.trim(), 1024).to_owned())
+    }
+}
+
+impl crate::bindings::wit::Host for CallState {}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// The error a memory grow past the cap traps with; the host recognises it to report the cap.
+#[derive(Debug, thiserror::Error)]
+#[error("memory cap of {limit_bytes} bytes exceeded (wanted {wanted_bytes})")]
+pub(crate) struct MemoryCapExceeded {
+    pub(crate) limit_bytes: u64,
+    pub(crate) wanted_bytes: u64,
+}
+
+/// Caps a call's linear memory and records its peak size.
+pub(crate) struct MemoryLimiter {
+    limit_bytes: u64,
+    pub(crate) peak_bytes: u64,
+}
+
+impl MemoryLimiter {
+    fn new(limit_bytes: u64) -> Self {
+        MemoryLimiter { limit_bytes, peak_bytes: 0 }
+    }
+}
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let desired = desired as u64;
+        if desired > self.limit_bytes {
+            return Err(MemoryCapExceeded { limit_bytes: self.limit_bytes, wanted_bytes: desired }.into());
+        }
+        self.peak_bytes = self.peak_bytes.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}

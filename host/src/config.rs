@@ -1,0 +1,380 @@
+//! Host configuration: every default in one place, and the TOML file format.
+//!
+//! ```toml
+//! database = "/var/lib/agent/scratchpad.db"  # default: $XDG_DATA_HOME/scratchpad/scratchpad.db
+//! cache_dir = "/var/cache/scratchpad"          # default: $XDG_CACHE_HOME/scratchpad
+//! tokenizer = "cl100k_base"                    # or "o200k_base"
+//!
+//! [limits]                 # defaults for every plugin
+//! call_timeout_ms = 100
+//! memory_bytes = 67108864
+//! storage_quota_bytes = 8388608
+//! output_bytes = 1048576
+//!
+//! [[plugin]]               # plugins in call order; without [[plugin]] the embedded defaults load
+//! name = "scratchpad"      # no `path`: the embedded component of that name
+//! [plugin.config]          # handed to the plugin as JSON
+//! notesMaxChars = 8000
+//!
+//! [[plugin]]
+//! name = "my-policy"
+//! path = "plugins/my_policy.wasm"   # relative to the config file
+//! [plugin.limits]
+//! call_timeout_ms = 250
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+/// Sandbox limits for one plugin's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock deadline of one hook or tool call. Default 100 ms.
+    pub call_timeout: Duration,
+    /// Cap on the plugin's linear memory. Default 64 MiB.
+    pub memory_bytes: u64,
+    /// Cap on the bytes (keys + values) a plugin stores per session. Default 8 MiB.
+    pub storage_quota_bytes: u64,
+    /// Cap on what one call returns (injection texts, tool output). Default 1 MiB.
+    pub output_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            call_timeout: Duration::from_millis(100),
+            memory_bytes: 64 << 20,
+            storage_quota_bytes: 8 << 20,
+            output_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The tokenizer behind the `tokens` capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// OpenAI's cl100k_base (GPT-4, GPT-3.5; also what GoClaw uses for Claude estimates).
+    #[default]
+    Cl100kBase,
+    /// OpenAI's o200k_base (GPT-4o and later).
+    O200kBase,
+}
+
+impl Encoding {
+    /// The encoding's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Cl100kBase => "cl100k_base",
+            Encoding::O200kBase => "o200k_base",
+        }
+    }
+}
+
+/// Where a plugin's component comes from.
+#[derive(Debug, Clone)]
+pub enum PluginSource {
+    /// A first-party component embedded in the host, by name (see [`crate::embedded`]).
+    Embedded(String),
+    /// A `.wasm` component file.
+    File(PathBuf),
+    /// Component bytes held in memory.
+    Bytes(Arc<[u8]>),
+}
+
+/// One plugin to load.
+#[derive(Debug, Clone)]
+pub struct PluginSpec {
+    /// The plugin's name: scopes its storage, names it in errors. Unique per host.
+    pub name: String,
+    /// Where its component comes from.
+    pub source: PluginSource,
+    /// Its configuration, a JSON object handed to it through the `config` import.
+    pub config: serde_json::Value,
+    /// Its sandbox limits.
+    pub limits: Limits,
+}
+
+impl PluginSpec {
+    /// The embedded first-party component `name` with an empty configuration.
+    pub fn embedded(name: &str) -> Self {
+        PluginSpec {
+            name: name.to_owned(),
+            source: PluginSource::Embedded(name.to_owned()),
+            config: serde_json::json!({}),
+            limits: Limits::default(),
+        }
+    }
+
+    /// The component in `path`, named after the file's stem.
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        PluginSpec {
+            name,
+            source: PluginSource::File(path),
+            config: serde_json::json!({}),
+            limits: Limits::default(),
+        }
+    }
+
+    /// The same plugin with configuration `config`.
+    pub fn with_config(mut self, config: serde_json::Value) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The same plugin with sandbox limits `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+/// Everything [`crate::Host::open`] needs.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// The SQLite database file. Default: `$XDG_DATA_HOME/scratchpad/scratchpad.db`.
+    pub database: PathBuf,
+    /// Where compiled components are cached. Default: `$XDG_CACHE_HOME/scratchpad`.
+    /// `None` disables the cache (every start compiles).
+    pub cache_dir: Option<PathBuf>,
+    /// The tokenizer. Default: cl100k_base.
+    pub tokenizer: Encoding,
+    /// The plugins, in call order. Default: the embedded first-party components.
+    pub plugins: Vec<PluginSpec>,
+    /// How many plugin instances may run at once; further calls wait. Default 64.
+    pub max_concurrent_calls: u32,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            database: data_dir().join("scratchpad.db"),
+            cache_dir: Some(cache_dir()),
+            tokenizer: Encoding::default(),
+            plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
+            max_concurrent_calls: 64,
+        }
+    }
+}
+
+impl HostConfig {
+    /// The default configuration with the database at `path`.
+    pub fn with_database(path: impl Into<PathBuf>) -> Self {
+        HostConfig { database: path.into(), ..HostConfig::default() }
+    }
+
+    /// Reads a TOML config file (format in the module docs) over the defaults. Every problem
+    /// found is reported in one error, so a user fixes them in one pass.
+    pub fn from_toml_file(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading config file {}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::from_toml_str(&text, base).with_context(|| format!("in config file {}", path.display()))
+    }
+
+    /// Parses TOML config text; relative paths are resolved against `base`.
+    pub fn from_toml_str(text: &str, base: &Path) -> anyhow::Result<Self> {
+        let file: FileConfig = toml::from_str(text).context("the file is not valid config TOML")?;
+        let mut problems = Vec::new();
+        let mut config = HostConfig::default();
+        if let Some(db) = file.database {
+            config.database = base.join(db);
+        }
+        if let Some(dir) = file.cache_dir {
+            config.cache_dir = Some(base.join(dir));
+        }
+        if let Some(tokenizer) = file.tokenizer {
+            config.tokenizer = tokenizer;
+        }
+        if let Some(n) = file.max_concurrent_calls {
+            if n == 0 {
+                problems.push("max_concurrent_calls must be at least 1".to_owned());
+            }
+            config.max_concurrent_calls = n;
+        }
+        let defaults = file.limits.apply(Limits::default(), "limits", &mut problems);
+        if !file.plugin.is_empty() {
+            config.plugins.clear();
+        }
+        for (i, plugin) in file.plugin.into_iter().enumerate() {
+            let at = format!("plugin[{i}] (`{}`)", plugin.name);
+            let source = match plugin.path {
+                Some(path) => PluginSource::File(base.join(path)),
+                None if crate::embedded::component(&plugin.name).is_some() => {
+                    PluginSource::Embedded(plugin.name.clone())
+                }
+                None => {
+                    problems.push(format!(
+                        "{at}: no `path` given and no embedded component is named `{}` (embedded: {})",
+                        plugin.name,
+                        crate::embedded::DEFAULT_PLUGINS.join(", ")
+                    ));
+                    continue;
+                }
+            };
+            let config_json = match plugin.config {
+                None => serde_json::json!({}),
+                Some(table) => serde_json::to_value(table).expect("TOML tables convert to JSON"),
+            };
+            let limits = plugin.limits.apply(defaults, &format!("{at}.limits"), &mut problems);
+            config.plugins.push(PluginSpec {
+                name: plugin.name,
+                source,
+                config: config_json,
+                limits,
+            });
+        }
+        if let Err(duplicate) = check_unique_names(&config.plugins) {
+            problems.push(duplicate);
+        }
+        if !problems.is_empty() {
+            bail!("{} problem(s):\n  - {}", problems.len(), problems.join("\n  - "));
+        }
+        Ok(config)
+    }
+}
+
+pub(crate) fn check_unique_names(plugins: &[PluginSpec]) -> Result<(), String> {
+    for (i, a) in plugins.iter().enumerate() {
+        if a.name.is_empty() {
+            return Err(format!("plugin #{} has an empty name", i + 1));
+        }
+        if plugins[..i].iter().any(|b| b.name == a.name) {
+            return Err(format!("two plugins are named `{}`; plugin names must be unique", a.name));
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    database: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    tokenizer: Option<Encoding>,
+    max_concurrent_calls: Option<u32>,
+    #[serde(default)]
+    limits: FileLimits,
+    #[serde(default)]
+    plugin: Vec<FilePlugin>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePlugin {
+    name: String,
+    path: Option<PathBuf>,
+    config: Option<toml::Table>,
+    #[serde(default)]
+    limits: FileLimits,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileLimits {
+    call_timeout_ms: Option<u64>,
+    memory_bytes: Option<u64>,
+    storage_quota_bytes: Option<u64>,
+    output_bytes: Option<u64>,
+}
+
+impl FileLimits {
+    fn apply(self, mut limits: Limits, at: &str, problems: &mut Vec<String>) -> Limits {
+        let mut positive = |name: &str, value: Option<u64>| -> Option<u64> {
+            match value {
+                Some(0) => {
+                    problems.push(format!("{at}.{name} must be greater than 0"));
+                    None
+                }
+                other => other,
+            }
+        };
+        if let Some(ms) = positive("call_timeout_ms", self.call_timeout_ms) {
+            limits.call_timeout = Duration::from_millis(ms);
+        }
+        if let Some(bytes) = positive("memory_bytes", self.memory_bytes) {
+            limits.memory_bytes = bytes;
+        }
+        if let Some(bytes) = positive("storage_quota_bytes", self.storage_quota_bytes) {
+            limits.storage_quota_bytes = bytes;
+        }
+        if let Some(bytes) = positive("output_bytes", self.output_bytes) {
+            limits.output_bytes = bytes;
+        }
+        limits
+    }
+}
+
+/// `$XDG_DATA_HOME/scratchpad`, falling back to `~/.local/share/scratchpad`.
+pub fn data_dir() -> PathBuf {
+    xdg_dir("XDG_DATA_HOME", ".local/share").join("scratchpad")
+}
+
+/// `$XDG_CACHE_HOME/scratchpad`, falling back to `~/.cache/scratchpad`.
+pub fn cache_dir() -> PathBuf {
+    xdg_dir("XDG_CACHE_HOME", ".cache").join("scratchpad")
+}
+
+fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
+    match std::env::var_os(var) {
+        Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
+        _ => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(fallback),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_problem_in_a_config_file_is_reported_at_once() {
+        let text = r#"
+            [limits]
+            call_timeout_ms = 0
+            [[plugin]]
+            name = "nowhere"
+            [[plugin]]
+            name = "x"
+            path = "x.wasm"
+            [plugin.limits]
+            memory_bytes = 0
+        "#;
+        let err = HostConfig::from_toml_str(text, Path::new("/")).unwrap_err().to_string();
+        assert!(err.starts_with("3 problem(s)"), "{err}");
+        assert!(err.contains("limits.call_timeout_ms must be greater than 0"), "{err}");
+        assert!(err.contains("no embedded component is named `nowhere`"), "{err}");
+        assert!(err.contains("plugin[1] (`x`).limits.memory_bytes"), "{err}");
+    }
+
+    #[test]
+    fn plugin_paths_are_relative_to_the_config_file_and_limits_inherit_the_defaults() {
+        let text = r#"
+            [limits]
+            call_timeout_ms = 250
+            [[plugin]]
+            name = "mine"
+            path = "mine.wasm"
+            [plugin.config]
+            budget = 3
+        "#;
+        let config = HostConfig::from_toml_str(text, Path::new("/etc/agent")).unwrap();
+        assert_eq!(config.plugins.len(), 1);
+        let plugin = &config.plugins[0];
+        assert!(matches!(&plugin.source, PluginSource::File(p) if p == Path::new("/etc/agent/mine.wasm")));
+        assert_eq!(plugin.config, serde_json::json!({"budget": 3}));
+        assert_eq!(plugin.limits.call_timeout, Duration::from_millis(250));
+        assert_eq!(plugin.limits.memory_bytes, Limits::default().memory_bytes);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let err = HostConfig::from_toml_str("databse = \"x\"", Path::new("/")).unwrap_err();
+        assert!(format!("{err:#}").contains("unknown field `databse`"), "{err:#}");
+    }
+}

@@ -1,0 +1,48 @@
+//! The schema and its migrations, versioned with `PRAGMA user_version`.
+
+use anyhow::bail;
+use rusqlite::{Connection, TransactionBehavior};
+
+/// Each entry brings the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions and plugin state.
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        parent TEXT REFERENCES sessions(id),
+        origin TEXT NOT NULL,            -- new | spawn | spawn-copy | fork
+        created_at INTEGER NOT NULL,     -- unix ms
+        updated_at INTEGER NOT NULL,     -- unix ms, last committed plugin write
+        turn_id TEXT,                    -- the runtime's id of the current turn
+        turn_index INTEGER NOT NULL DEFAULT -1,
+        version INTEGER NOT NULL DEFAULT 0,  -- bumped by every commit; optimistic concurrency
+        guidance TEXT NOT NULL DEFAULT '[]', -- JSON: standing injections from before-session-create
+        compaction_count INTEGER NOT NULL DEFAULT 0,
+        total_tokens INTEGER
+    );
+    CREATE TABLE plugin_state (
+        plugin TEXT NOT NULL,
+        session TEXT NOT NULL REFERENCES sessions(id),
+        key TEXT NOT NULL,
+        value BLOB NOT NULL,
+        PRIMARY KEY (plugin, session, key)
+    ) WITHOUT ROWID;",
+];
+
+pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let version = version.max(0) as usize;
+    if version > MIGRATIONS.len() {
+        bail!(
+            "the database has schema version {version}, newer than this scratchpad understands ({}); \
+             upgrade scratchpad",
+            MIGRATIONS.len()
+        );
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! Plugin state: the key-value scope of one plugin in one session.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+
+use crate::{Error, Result};
+
+/// A call's pending writes: `Some(value)` sets, `None` deletes.
+pub(crate) type Writes = BTreeMap<String, Option<Vec<u8>>>;
+
+/// A consistent read of one scope, with the session version it was read at.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    pub(crate) version: i64,
+    pub(crate) entries: BTreeMap<String, Vec<u8>>,
+}
+
+/// Reads the scope of `plugin` in `session` in one read transaction.
+pub(crate) fn load(conn: &mut Connection, plugin: &str, session: &str) -> Result<Snapshot> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+    let version: Option<i64> = tx
+        .query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0))
+        .optional()?;
+    let Some(version) = version else {
+        return Err(Error::SessionNotFound(session.to_owned()));
+    };
+    let entries = {
+        let mut stmt = tx.prepare_cached(
+            "SELECT key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2",
+        )?;
+        let rows = stmt.query_map(params![plugin, session], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<BTreeMap<String, Vec<u8>>>>()?
+    };
+    tx.commit()?;
+    Ok(Snapshot { version, entries })
+}
+
+/// Whether a commit went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// The writes are durable.
+    Done,
+    /// Another call committed to the session since the snapshot; nothing was written.
+    Conflict,
+}
+
+/// Commits `writes` to the scope if the session is still at `expected_version`.
+pub(crate) fn commit(
+    conn: &mut Connection,
+    plugin: &str,
+    session: &str,
+    expected_version: i64,
+    writes: &Writes,
+) -> Result<Commit> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: Option<i64> = tx
+        .query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0))
+        .optional()?;
+    match version {
+        None => return Err(Error::SessionNotFound(session.to_owned())),
+        Some(v) if v != expected_version => return Ok(Commit::Conflict),
+        Some(_) => {}
+    }
+    apply(&tx, plugin, session, writes)?;
+    tx.execute(
+        "UPDATE sessions SET version = version + 1, updated_at = ?2 WHERE id = ?1",
+        params![session, super::now_ms()],
+    )?;
+    tx.commit()?;
+    Ok(Commit::Done)
+}
+
+/// Applies `writes` inside an open transaction.
+pub(crate) fn apply(tx: &Transaction<'_>, plugin: &str, session: &str, writes: &Writes) -> Result<()> {
+    let mut set = tx.prepare_cached(
+        "INSERT INTO plugin_state (plugin, session, key, value) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value",
+    )?;
+    let mut delete =
+        tx.prepare_cached("DELETE FROM plugin_state WHERE plugin = ?1 AND session = ?2 AND key = ?3")?;
+    for (key, value) in writes {
+        match value {
+            Some(value) => set.execute(params![plugin, session, key, value])?,
+            None => delete.execute(params![plugin, session, key])?,
+        };
+    }
+    Ok(())
+}
+
+/// Copies every key of `plugin` from session `from` to session `to`, inside a transaction.
+pub(crate) fn copy_scope(tx: &Transaction<'_>, plugin: &str, from: &str, to: &str) -> Result<()> {
+    tx.execute(
+        "INSERT INTO plugin_state (plugin, session, key, value)
+         SELECT plugin, ?3, key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2
+         ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value",
+        params![plugin, from, to],
+    )?;
+    Ok(())
+}
+
+/// Every stored pair of a session, as (plugin, key, value), ordered.
+pub(crate) fn dump(conn: &Connection, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key",
+    )?;
+    let rows = stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}

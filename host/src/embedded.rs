@@ -1,0 +1,26 @@
+//! The first-party components built into the host by `build.rs`, so the `scratchpad` binary
+//! works with no files around it.
+
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/components.rs"));
+}
+
+/// The embedded components loaded when a configuration names no plugins, in call order.
+pub const DEFAULT_PLUGINS: &[&str] = &["scratchpad"];
+
+/// The bytes of the embedded component `name`, if there is one.
+pub fn component(name: &str) -> Option<&'static [u8]> {
+    match name {
+        "scratchpad" => Some(generated::SCRATCHPAD_WASM),
+        _ => None,
+    }
+}
+
+/// The path of the embedded component `name` as built on this machine (for tests and tools
+/// that want a file).
+pub fn component_path(name: &str) -> Option<&'static str> {
+    match name {
+        "scratchpad" => Some(generated::SCRATCHPAD_PATH),
+        _ => None,
+    }
+}

@@ -1,0 +1,76 @@
+//! The wasmtime engine: component model, async, pooling allocator, epoch deadlines.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::Context;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the epoch advances. A call's deadline is checked at every tick, so this is the
+/// resolution of timeouts; a running guest also yields to tokio at every tick.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Stack available to wasm code; deeper recursion traps with a stack overflow.
+const MAX_WASM_STACK: usize = 1 << 20;
+
+/// Builds the engine shared by every plugin of a host.
+///
+/// `max_memory_bytes` is the largest memory cap of any plugin (the pool's slot size) and
+/// `slots` how many instances may be alive at once.
+pub(crate) fn build(max_memory_bytes: u64, slots: u32) -> anyhow::Result<Engine> {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * 4)
+        .total_memories(slots * 2)
+        .total_tables(slots * 2)
+        .max_memories_per_component(2)
+        .max_tables_per_component(4)
+        .max_core_instances_per_component(16)
+        .max_memory_size(usize::try_from(max_memory_bytes).context("memory cap too large")?);
+
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .epoch_interruption(true)
+        .max_wasm_stack(MAX_WASM_STACK)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")
+}
+
+/// A thread that advances an engine's epoch every [`EPOCH_TICK`] until dropped.
+pub(crate) struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    pub(crate) fn start(engine: &Engine) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let engine = engine.weak();
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("scratchpad-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    match engine.upgrade() {
+                        Some(engine) => engine.increment_epoch(),
+                        None => break,
+                    }
+                }
+            })
+            .expect("spawning the epoch thread");
+        EpochTicker { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

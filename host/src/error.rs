@@ -1,0 +1,149 @@
+//! Errors of the embedding API.
+//!
+//! Callers branch on [`Error`]'s variants: a tool's refusal is not a plugin crash, and neither
+//! is a host bug. Every message names what went wrong and, where it can, what to do.
+
+use std::fmt;
+
+use crate::types::ToolError;
+
+/// Why a call into a plugin did not complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginFailure {
+    /// The call ran past its deadline and was interrupted.
+    Timeout {
+        /// The deadline in milliseconds.
+        limit_ms: u64,
+    },
+    /// The plugin tried to grow its linear memory past the cap.
+    MemoryCap {
+        /// The cap in bytes.
+        limit_bytes: u64,
+    },
+    /// The plugin returned more output than the output cap allows.
+    OutputTooLarge {
+        /// Bytes it returned.
+        size: u64,
+        /// The cap in bytes.
+        limit_bytes: u64,
+    },
+    /// The plugin overflowed its call stack.
+    StackOverflow,
+    /// The plugin trapped (a panic, an `unreachable`, a bad memory access, ...).
+    Trap(String),
+    /// The plugin returned something the contract does not allow.
+    Contract(String),
+}
+
+impl fmt::Display for PluginFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PluginFailure::Timeout { limit_ms } => write!(f, "timed out after {limit_ms} ms"),
+            PluginFailure::MemoryCap { limit_bytes } => {
+                write!(f, "exceeded its memory cap of {}", human_bytes(*limit_bytes))
+            }
+            PluginFailure::OutputTooLarge { size, limit_bytes } => write!(
+                f,
+                "returned {size} bytes of output, over the output cap of {limit_bytes} bytes"
+            ),
+            PluginFailure::StackOverflow => write!(f, "overflowed its call stack"),
+            PluginFailure::Trap(message) => write!(f, "trapped: {message}"),
+            PluginFailure::Contract(message) => write!(f, "broke the plugin contract: {message}"),
+        }
+    }
+}
+
+/// An error of the embedding API.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A plugin failed while running a hook or tool; none of that call's writes persisted.
+    #[error("plugin `{plugin}` {failure} in `{hook}`; none of that call's writes were kept")]
+    Plugin {
+        /// The plugin's name.
+        plugin: String,
+        /// The hook or tool that was running (`before-query`, `tool session.scratchpad`, ...).
+        hook: String,
+        /// What happened.
+        failure: PluginFailure,
+    },
+    /// A tool returned an error value; nothing was changed.
+    #[error("tool `{tool}` (plugin `{plugin}`) refused the call: {error}")]
+    Tool {
+        /// The plugin that owns the tool.
+        plugin: String,
+        /// The tool's name.
+        tool: String,
+        /// The tool's error.
+        error: ToolError,
+    },
+    /// No loaded plugin declares a tool of this name.
+    #[error("no loaded plugin offers a tool named `{0}`; list the tools with `scratchpad tools SESSION`")]
+    UnknownTool(String),
+    /// The session does not exist.
+    #[error("session `{0}` does not exist; create it first (`scratchpad session create {0}`)")]
+    SessionNotFound(String),
+    /// A session with this id already exists.
+    #[error("session `{0}` already exists; choose another id")]
+    SessionExists(String),
+    /// A plugin could not be loaded.
+    #[error("loading plugin `{plugin}`: {message}")]
+    Load {
+        /// The plugin's name (or file).
+        plugin: String,
+        /// Why it was refused.
+        message: String,
+    },
+    /// An argument of the API call was invalid; nothing was changed.
+    #[error("invalid {what}: {message}")]
+    InvalidInput {
+        /// Which argument.
+        what: &'static str,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// Anything else: storage I/O, configuration files, host bugs.
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+}
+
+impl Error {
+    pub(crate) fn invalid(what: &'static str, message: impl Into<String>) -> Self {
+        Error::InvalidInput { what, message: message.into() }
+    }
+
+    /// A short machine-readable name of the error's kind, used in JSON output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Plugin { .. } => "plugin-failed",
+            Error::Tool { error, .. } => error.kind.as_str(),
+            Error::UnknownTool(_) => "unknown-tool",
+            Error::SessionNotFound(_) => "session-not-found",
+            Error::SessionExists(_) => "session-exists",
+            Error::Load { .. } => "load-refused",
+            Error::InvalidInput { .. } => "invalid-input",
+            Error::Other(_) => "internal",
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(error: rusqlite::Error) -> Self {
+        Error::Other(anyhow::Error::new(error).context("database error"))
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `65536` → `64 KiB`, `67108864` → `64 MiB`; exact byte counts otherwise.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    const KIB: u64 = 1 << 10;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes % KIB == 0 {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}

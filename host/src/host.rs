@@ -1,0 +1,307 @@
+//! [`Host`]: loads the plugins, owns the database, and runs every call atomically.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
+
+use serde::Serialize;
+use tokio::sync::OwnedMutexGuard;
+use wasmtime::Store;
+
+use crate::bindings::{Plugin, wit};
+use crate::capabilities::CallState;
+use crate::capabilities::storage::Scope;
+use crate::capabilities::tokens::Tokenizer;
+use crate::config::{HostConfig, check_unique_names};
+use crate::db::sessions::{self, PluginInit, SessionRecord};
+use crate::db::state::{self, Commit};
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::plugin::{self, LoadedPlugin, PluginSummary};
+use crate::sandbox::{CallFuture, Sandbox, check_output};
+use crate::types::{Injection, Origin, TurnContext};
+
+/// How often a call is re-run when other processes keep committing to its session first.
+const MAX_COMMIT_ATTEMPTS: usize = 64;
+/// Longest session or turn id, in bytes.
+const MAX_ID_BYTES: usize = 256;
+
+/// A scratchpad host: plugins loaded into a sandbox, over one SQLite database.
+///
+/// `Host` is cheap to clone and safe to share across tasks. Calls on one session are
+/// serialized; calls on different sessions run in parallel. Every hook or tool call of a
+/// plugin is atomic: its storage writes are committed together when it returns, or not at
+/// all. Several processes may open the same database file.
+#[derive(Clone)]
+pub struct Host {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) db: Db,
+    pub(crate) sandbox: Sandbox,
+    pub(crate) plugins: Vec<LoadedPlugin>,
+    pub(crate) tool_owner: HashMap<String, usize>,
+    pub(crate) tokenizer: Arc<Tokenizer>,
+    locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+/// One stored key of a plugin in a session (for `scratchpad show` and tests).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StateEntry {
+    /// The plugin that owns the key.
+    pub plugin: String,
+    /// The key.
+    pub key: String,
+    /// The value's bytes.
+    pub value: Vec<u8>,
+}
+
+impl Host {
+    /// Opens the database and loads every configured plugin.
+    ///
+    /// Fails with [`Error::Load`] naming the plugin when one cannot be loaded (not a
+    /// component, wrong contract, bad configuration) or when two plugins declare the same
+    /// tool.
+    pub async fn open(config: HostConfig) -> Result<Host> {
+        check_unique_names(&config.plugins).map_err(|message| Error::Load { plugin: "config".into(), message })?;
+        let max_memory = config.plugins.iter().map(|p| p.limits.memory_bytes).max().unwrap_or(1 << 20);
+        let engine = crate::engine::build(max_memory, config.max_concurrent_calls)?;
+        let sandbox = Sandbox::new(engine, config.max_concurrent_calls)?;
+        let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
+        let db = Db::open(&config.database).await?;
+
+        let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
+        let mut tool_owner = HashMap::new();
+        for spec in &config.plugins {
+            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref(), &tokenizer).await?;
+            for tool in &loaded.tools {
+                if let Some(&owner) = tool_owner.get(&tool.name) {
+                    let owner: &LoadedPlugin = &plugins[owner];
+                    return Err(Error::Load {
+                        plugin: spec.name.clone(),
+                        message: format!(
+                            "it declares the tool `{}`, which plugin `{}` already declares; tool names must be \
+                             unique across plugins",
+                            tool.name, owner.info.name
+                        ),
+                    });
+                }
+                tool_owner.insert(tool.name.clone(), plugins.len());
+            }
+            plugins.push(loaded);
+        }
+        tracing::info!(database = %config.database.display(), plugins = plugins.len(), "host ready");
+        Ok(Host {
+            inner: Arc::new(Inner { db, sandbox, plugins, tool_owner, tokenizer, locks: Mutex::new(HashMap::new()) }),
+        })
+    }
+
+    /// The database file.
+    pub fn database(&self) -> &Path {
+        self.inner.db.path()
+    }
+
+    /// The loaded plugins, in call order.
+    pub fn plugins(&self) -> Vec<PluginSummary> {
+        self.inner.plugins.iter().map(LoadedPlugin::summary).collect()
+    }
+
+    /// Tokens in `text` with the host's tokenizer.
+    pub fn count_tokens(&self, text: &str) -> u32 {
+        self.inner.tokenizer.count(text)
+    }
+
+    /// Creates session `id` and returns the plugins' standing guidance for it.
+    ///
+    /// Every plugin's `before-session-create` runs first; then the session row, the guidance,
+    /// the state copied from the parent (for each plugin that asked) and the hooks' own
+    /// writes are committed in one transaction. A duplicate id or a missing parent changes
+    /// nothing.
+    pub async fn create_session(&self, id: &str, origin: Origin) -> Result<Vec<Injection>> {
+        check_id("session id", id)?;
+        let _guard = self.lock(id).await;
+        let parent = origin.parent().map(str::to_owned);
+        let probe = id.to_owned();
+        let (exists, parent_exists) = self
+            .inner
+            .db
+            .run(move |conn| {
+                let parent_exists = match &parent {
+                    Some(p) => sessions::exists(conn, p)?,
+                    None => true,
+                };
+                Ok((sessions::exists(conn, &probe)?, parent_exists))
+            })
+            .await?;
+        if exists {
+            return Err(Error::SessionExists(id.to_owned()));
+        }
+        if !parent_exists {
+            return Err(Error::SessionNotFound(origin.parent().unwrap_or_default().to_owned()));
+        }
+
+        let info = wit::SessionInfo { session_id: id.to_owned(), origin: to_wit_origin(&origin) };
+        let mut guidance = Vec::new();
+        let mut inits = Vec::new();
+        for loaded in &self.inner.plugins {
+            let scope = Scope::new(Default::default(), loaded.info.limits.storage_quota_bytes);
+            let hook = "before-session-create";
+            let (setup, call) = self
+                .inner
+                .sandbox
+                .call(&loaded.pre, &loaded.info, scope, &self.inner.tokenizer, hook, |p, store| {
+                    let info = info.clone();
+                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await })
+                })
+                .await?;
+            check_output(&loaded.info, hook, setup.injections.iter().map(|i| i.text.len()).sum())?;
+            guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
+            inits.push(PluginInit {
+                plugin: loaded.info.name.clone(),
+                inherit: setup.inherit_parent_state && origin.parent().is_some(),
+                writes: call.scope.into_writes(),
+            });
+        }
+        let id_owned = id.to_owned();
+        let stored_guidance = guidance.clone();
+        self.inner
+            .db
+            .run(move |conn| sessions::create(conn, &id_owned, &origin, &stored_guidance, &inits))
+            .await?;
+        Ok(guidance)
+    }
+
+    /// The session `id` as stored.
+    pub async fn session(&self, id: &str) -> Result<SessionRecord> {
+        let probe = id.to_owned();
+        self.inner
+            .db
+            .run(move |conn| sessions::get(conn, &probe))
+            .await?
+            .ok_or_else(|| Error::SessionNotFound(id.to_owned()))
+    }
+
+    /// Every session, oldest first.
+    pub async fn sessions(&self) -> Result<Vec<SessionRecord>> {
+        self.inner.db.run(|conn| sessions::list(conn)).await
+    }
+
+    /// Every key every plugin stores for session `id`.
+    pub async fn state(&self, id: &str) -> Result<Vec<StateEntry>> {
+        self.session(id).await?;
+        let probe = id.to_owned();
+        let rows = self.inner.db.run(move |conn| state::dump(conn, &probe)).await?;
+        Ok(rows.into_iter().map(|(plugin, key, value)| StateEntry { plugin, key, value }).collect())
+    }
+
+    /// Serializes calls on one session within this process.
+    pub(crate) async fn lock(&self, session: &str) -> OwnedMutexGuard<()> {
+        let mutex = {
+            let mut locks = self.inner.locks.lock().unwrap();
+            if locks.len() > 1024 {
+                locks.retain(|_, weak| weak.strong_count() > 0);
+            }
+            match locks.get(session).and_then(Weak::upgrade) {
+                Some(mutex) => mutex,
+                None => {
+                    let mutex = Arc::new(tokio::sync::Mutex::new(()));
+                    locks.insert(session.to_owned(), Arc::downgrade(&mutex));
+                    mutex
+                }
+            }
+        };
+        mutex.lock_owned().await
+    }
+
+    /// Resolves the runtime's turn into the contract's `turn`, counting a new turn id.
+    pub(crate) async fn enter_turn(&self, turn: &TurnContext) -> Result<wit::Turn> {
+        check_id("session id", &turn.session_id)?;
+        check_id("turn id", &turn.turn_id)?;
+        let (session, turn_id) = (turn.session_id.clone(), turn.turn_id.clone());
+        let index = self.inner.db.run(move |conn| sessions::enter_turn(conn, &session, &turn_id)).await?;
+        Ok(wit::Turn {
+            session_id: turn.session_id.clone(),
+            turn_id: turn.turn_id.clone(),
+            turn_index: index,
+            tokens_used: turn.tokens_used,
+            context_window: turn.context_window,
+        })
+    }
+
+    /// Runs one call of plugin `index` on `session` and commits its writes when `keep` says
+    /// the result should be kept. A commit that loses a race with another process re-runs
+    /// the call on a fresh snapshot.
+    pub(crate) async fn run<R, F>(
+        &self,
+        index: usize,
+        session: &str,
+        hook: &str,
+        keep: fn(&R) -> bool,
+        f: F,
+    ) -> Result<R>
+    where
+        R: Send,
+        F: for<'a> Fn(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send + Sync,
+    {
+        let loaded = &self.inner.plugins[index];
+        let name = loaded.info.name.clone();
+        for _ in 0..MAX_COMMIT_ATTEMPTS {
+            let (plugin, probe) = (name.clone(), session.to_owned());
+            let snapshot = self.inner.db.run(move |conn| state::load(conn, &plugin, &probe)).await?;
+            let version = snapshot.version;
+            let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
+            let (value, call) =
+                self.inner.sandbox.call(&loaded.pre, &loaded.info, scope, &self.inner.tokenizer, hook, &f).await?;
+            let writes = call.scope.into_writes();
+            if writes.is_empty() || !keep(&value) {
+                return Ok(value);
+            }
+            let (plugin, probe) = (name.clone(), session.to_owned());
+            let outcome =
+                self.inner.db.run(move |conn| state::commit(conn, &plugin, &probe, version, &writes)).await?;
+            match outcome {
+                Commit::Done => return Ok(value),
+                Commit::Conflict => tracing::debug!(plugin = %name, hook, "commit conflict; re-running the call"),
+            }
+        }
+        Err(Error::Other(anyhow::anyhow!(
+            "plugin `{name}` could not commit `{hook}` on session `{session}`: {MAX_COMMIT_ATTEMPTS} attempts lost \
+             to concurrent writers"
+        )))
+    }
+}
+
+pub(crate) fn check_id(what: &'static str, id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(Error::invalid(what, "must not be empty"));
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(Error::invalid(what, format!("is {} bytes long; the limit is {MAX_ID_BYTES}", id.len())));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(Error::invalid(what, "must not contain control characters"));
+    }
+    Ok(())
+}
+
+fn to_wit_origin(origin: &Origin) -> wit::Origin {
+    match origin {
+        Origin::New => wit::Origin::New,
+        Origin::Spawn { parent, copy } => {
+            wit::Origin::Spawn(wit::SpawnOrigin { parent: parent.clone(), copy_requested: *copy })
+        }
+        Origin::Fork { parent } => wit::Origin::Fork(parent.clone()),
+    }
+}
+
+pub(crate) fn from_wit_injection(plugin: &str, injection: wit::Injection) -> Injection {
+    use crate::types::Placement;
+    let placement = match injection.placement {
+        wit::Placement::PrependSystem => Placement::PrependSystem,
+        wit::Placement::AppendSystem => Placement::AppendSystem,
+        wit::Placement::PrependContext => Placement::PrependContext,
+        wit::Placement::AppendContext => Placement::AppendContext,
+    };
+    Injection { plugin: plugin.to_owned(), placement, text: injection.text }
+}
