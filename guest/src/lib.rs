@@ -1,1 +1,45 @@
+//! The session scratchpad component: working memory for an LLM agent that survives context
+//! compaction (seeds 000, 001 and 003).
+//!
+//! Three spaces — **notes** (the notepad of 003, the scratchpad text of 001), **plan** and
+//! **refs** — live in host storage only, so they survive compaction and host restarts, and
+//! reach the model as an injection each turn (the user's message is never changed).
+//!
+//! All logic is plain Rust over the SDK's [`Storage`](scratchpad_plugin_sdk::Storage) and
+//! [`Tokenizer`](scratchpad_plugin_sdk::Tokenizer) traits, in [`Scratchpad`], so the same code
+//! runs natively (unit tests, the host's benchmark baseline) and inside the component, where
+//! `component.rs` only binds it to the host's imports.
+//!
+//! Tools: the manifest declares all four tools (`session.scratchpad`, `read_notepad`,
+//! `write_notepad`, `update_notepad`) whenever the component is enabled, and `call-tool` runs
+//! any of them, because the host's sandbox API (003: code outside the model) reads, writes and
+//! appends the notepad through them; `list-tools` offers the model only the configured
+//! `surfaces`.
+//!
+//! Files: `config.rs` (keys and defaults), `state.rs` (storage layout), `budget.rs` (limits),
+//! `scratchpad_tool.rs`, `notepad_tools.rs`, `schema.rs` (tool specs), `inject.rs` (block,
+//! guidance, compaction warning), `nudges.rs` and `plan_detection.rs`, `plugin.rs` (the hooks).
 
+#![deny(missing_docs)]
+
+mod args;
+pub mod budget;
+pub mod config;
+pub mod inject;
+mod notepad_tools;
+mod nudges;
+pub mod plan_detection;
+mod plugin;
+pub mod schema;
+mod scratchpad_tool;
+pub mod state;
+
+#[cfg(test)]
+mod testing;
+
+#[cfg(target_arch = "wasm32")]
+mod component;
+
+pub use config::{Config, Nudges, Surface};
+pub use plugin::{Scratchpad, manifest};
+pub use state::Spaces;

@@ -21,7 +21,9 @@ pub(crate) fn load_component(
     cache_dir: Option<&Path>,
 ) -> anyhow::Result<Component> {
     let Some(dir) = cache_dir else {
-        return Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component");
+        return Component::new(engine, wasm)
+            .map_err(anyhow::Error::from)
+            .context("compiling the component");
     };
     let path = entry_path(engine, wasm, dir);
     if path.exists() {
@@ -31,10 +33,14 @@ pub(crate) fn load_component(
         // and refuses an incompatible or corrupt artifact, which falls through to a recompile.
         match unsafe { Component::deserialize_file(engine, &path) } {
             Ok(component) => return Ok(component),
-            Err(error) => tracing::warn!(path = %path.display(), %error, "discarding a bad cache entry"),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "discarding a bad cache entry")
+            }
         }
     }
-    let component = Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component")?;
+    let component = Component::new(engine, wasm)
+        .map_err(anyhow::Error::from)
+        .context("compiling the component")?;
     if let Err(error) = store(&component, &path) {
         tracing::warn!(path = %path.display(), error = %format!("{error:#}"), "could not cache the compiled component");
     }
@@ -52,7 +58,11 @@ fn store(component: &Component, path: &Path) -> anyhow::Result<()> {
     let dir = path.parent().expect("cache entries live in a directory");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let bytes = component.serialize()?;
-    let tmp = dir.join(format!(".{}.tmp{}", path.file_name().unwrap().to_string_lossy(), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        path.file_name().unwrap().to_string_lossy(),
+        std::process::id()
+    ));
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())

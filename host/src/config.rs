@@ -113,7 +113,10 @@ impl PluginSpec {
     /// The component in `path`, named after the file's stem.
     pub fn file(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         PluginSpec {
             name,
             source: PluginSource::File(path),
@@ -157,7 +160,10 @@ impl Default for HostConfig {
             database: data_dir().join("scratchpad.db"),
             cache_dir: Some(cache_dir()),
             tokenizer: Encoding::default(),
-            plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
+            plugins: crate::embedded::DEFAULT_PLUGINS
+                .iter()
+                .map(|n| PluginSpec::embedded(n))
+                .collect(),
             max_concurrent_calls: 64,
         }
     }
@@ -166,7 +172,10 @@ impl Default for HostConfig {
 impl HostConfig {
     /// The default configuration with the database at `path`.
     pub fn with_database(path: impl Into<PathBuf>) -> Self {
-        HostConfig { database: path.into(), ..HostConfig::default() }
+        HostConfig {
+            database: path.into(),
+            ..HostConfig::default()
+        }
     }
 
     /// Reads a TOML config file (format in the module docs) over the defaults. Every problem
@@ -175,7 +184,8 @@ impl HostConfig {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::from_toml_str(&text, base).with_context(|| format!("in config file {}", path.display()))
+        Self::from_toml_str(&text, base)
+            .with_context(|| format!("in config file {}", path.display()))
     }
 
     /// Parses TOML config text; relative paths are resolved against `base`.
@@ -198,7 +208,9 @@ impl HostConfig {
             }
             config.max_concurrent_calls = n;
         }
-        let defaults = file.limits.apply(Limits::default(), "limits", &mut problems);
+        let defaults = file
+            .limits
+            .apply(Limits::default(), "limits", &mut problems);
         if !file.plugin.is_empty() {
             config.plugins.clear();
         }
@@ -222,7 +234,9 @@ impl HostConfig {
                 None => serde_json::json!({}),
                 Some(table) => serde_json::to_value(table).expect("TOML tables convert to JSON"),
             };
-            let limits = plugin.limits.apply(defaults, &format!("{at}.limits"), &mut problems);
+            let limits = plugin
+                .limits
+                .apply(defaults, &format!("{at}.limits"), &mut problems);
             config.plugins.push(PluginSpec {
                 name: plugin.name,
                 source,
@@ -234,7 +248,11 @@ impl HostConfig {
             problems.push(duplicate);
         }
         if !problems.is_empty() {
-            bail!("{} problem(s):\n  - {}", problems.len(), problems.join("\n  - "));
+            bail!(
+                "{} problem(s):\n  - {}",
+                problems.len(),
+                problems.join("\n  - ")
+            );
         }
         Ok(config)
     }
@@ -246,7 +264,10 @@ pub(crate) fn check_unique_names(plugins: &[PluginSpec]) -> Result<(), String> {
             return Err(format!("plugin #{} has an empty name", i + 1));
         }
         if plugins[..i].iter().any(|b| b.name == a.name) {
-            return Err(format!("two plugins are named `{}`; plugin names must be unique", a.name));
+            return Err(format!(
+                "two plugins are named `{}`; plugin names must be unique",
+                a.name
+            ));
         }
     }
     Ok(())
@@ -324,7 +345,10 @@ pub fn cache_dir() -> PathBuf {
 fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
     match std::env::var_os(var) {
         Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
-        _ => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(fallback),
+        _ => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(fallback),
     }
 }
 
@@ -345,10 +369,18 @@ mod tests {
             [plugin.limits]
             memory_bytes = 0
         "#;
-        let err = HostConfig::from_toml_str(text, Path::new("/")).unwrap_err().to_string();
+        let err = HostConfig::from_toml_str(text, Path::new("/"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("3 problem(s)"), "{err}");
-        assert!(err.contains("limits.call_timeout_ms must be greater than 0"), "{err}");
-        assert!(err.contains("no embedded component is named `nowhere`"), "{err}");
+        assert!(
+            err.contains("limits.call_timeout_ms must be greater than 0"),
+            "{err}"
+        );
+        assert!(
+            err.contains("no embedded component is named `nowhere`"),
+            "{err}"
+        );
         assert!(err.contains("plugin[1] (`x`).limits.memory_bytes"), "{err}");
     }
 
@@ -366,7 +398,9 @@ mod tests {
         let config = HostConfig::from_toml_str(text, Path::new("/etc/agent")).unwrap();
         assert_eq!(config.plugins.len(), 1);
         let plugin = &config.plugins[0];
-        assert!(matches!(&plugin.source, PluginSource::File(p) if p == Path::new("/etc/agent/mine.wasm")));
+        assert!(
+            matches!(&plugin.source, PluginSource::File(p) if p == Path::new("/etc/agent/mine.wasm"))
+        );
         assert_eq!(plugin.config, serde_json::json!({"budget": 3}));
         assert_eq!(plugin.limits.call_timeout, Duration::from_millis(250));
         assert_eq!(plugin.limits.memory_bytes, Limits::default().memory_bytes);
@@ -375,6 +409,9 @@ mod tests {
     #[test]
     fn unknown_keys_are_refused() {
         let err = HostConfig::from_toml_str("databse = \"x\"", Path::new("/")).unwrap_err();
-        assert!(format!("{err:#}").contains("unknown field `databse`"), "{err:#}");
+        assert!(
+            format!("{err:#}").contains("unknown field `databse`"),
+            "{err:#}"
+        );
     }
 }

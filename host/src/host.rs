@@ -13,9 +13,9 @@ use crate::capabilities::CallState;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::config::{HostConfig, check_unique_names};
+use crate::db::Db;
 use crate::db::sessions::{self, PluginInit, SessionRecord};
 use crate::db::state::{self, Commit};
-use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
 use crate::sandbox::{CallFuture, Sandbox, check_output};
@@ -64,8 +64,16 @@ impl Host {
     /// component, wrong contract, bad configuration) or when two plugins declare the same
     /// tool.
     pub async fn open(config: HostConfig) -> Result<Host> {
-        check_unique_names(&config.plugins).map_err(|message| Error::Load { plugin: "config".into(), message })?;
-        let max_memory = config.plugins.iter().map(|p| p.limits.memory_bytes).max().unwrap_or(1 << 20);
+        check_unique_names(&config.plugins).map_err(|message| Error::Load {
+            plugin: "config".into(),
+            message,
+        })?;
+        let max_memory = config
+            .plugins
+            .iter()
+            .map(|p| p.limits.memory_bytes)
+            .max()
+            .unwrap_or(1 << 20);
         let engine = crate::engine::build(max_memory, config.max_concurrent_calls)?;
         let sandbox = Sandbox::new(engine, config.max_concurrent_calls)?;
         let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
@@ -74,7 +82,8 @@ impl Host {
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
         for spec in &config.plugins {
-            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref(), &tokenizer).await?;
+            let loaded =
+                plugin::load(&sandbox, spec, config.cache_dir.as_deref(), &tokenizer).await?;
             for tool in &loaded.tools {
                 if let Some(&owner) = tool_owner.get(&tool.name) {
                     let owner: &LoadedPlugin = &plugins[owner];
@@ -93,7 +102,14 @@ impl Host {
         }
         tracing::info!(database = %config.database.display(), plugins = plugins.len(), "host ready");
         Ok(Host {
-            inner: Arc::new(Inner { db, sandbox, plugins, tool_owner, tokenizer, locks: Mutex::new(HashMap::new()) }),
+            inner: Arc::new(Inner {
+                db,
+                sandbox,
+                plugins,
+                tool_owner,
+                tokenizer,
+                locks: Mutex::new(HashMap::new()),
+            }),
         })
     }
 
@@ -104,7 +120,11 @@ impl Host {
 
     /// The loaded plugins, in call order.
     pub fn plugins(&self) -> Vec<PluginSummary> {
-        self.inner.plugins.iter().map(LoadedPlugin::summary).collect()
+        self.inner
+            .plugins
+            .iter()
+            .map(LoadedPlugin::summary)
+            .collect()
     }
 
     /// Tokens in `text` with the host's tokenizer.
@@ -138,10 +158,15 @@ impl Host {
             return Err(Error::SessionExists(id.to_owned()));
         }
         if !parent_exists {
-            return Err(Error::SessionNotFound(origin.parent().unwrap_or_default().to_owned()));
+            return Err(Error::SessionNotFound(
+                origin.parent().unwrap_or_default().to_owned(),
+            ));
         }
 
-        let info = wit::SessionInfo { session_id: id.to_owned(), origin: to_wit_origin(&origin) };
+        let info = wit::SessionInfo {
+            session_id: id.to_owned(),
+            origin: to_wit_origin(&origin),
+        };
         let mut guidance = Vec::new();
         let mut inits = Vec::new();
         for loaded in &self.inner.plugins {
@@ -150,13 +175,33 @@ impl Host {
             let (setup, call) = self
                 .inner
                 .sandbox
-                .call(&loaded.pre, &loaded.info, scope, &self.inner.tokenizer, hook, |p, store| {
-                    let info = info.clone();
-                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await })
-                })
+                .call(
+                    &loaded.pre,
+                    &loaded.info,
+                    scope,
+                    &self.inner.tokenizer,
+                    hook,
+                    |p, store| {
+                        let info = info.clone();
+                        Box::pin(async move {
+                            p.scratchpad_plugin_hooks()
+                                .call_before_session_create(store, &info)
+                                .await
+                        })
+                    },
+                )
                 .await?;
-            check_output(&loaded.info, hook, setup.injections.iter().map(|i| i.text.len()).sum())?;
-            guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
+            check_output(
+                &loaded.info,
+                hook,
+                setup.injections.iter().map(|i| i.text.len()).sum(),
+            )?;
+            guidance.extend(
+                setup
+                    .injections
+                    .into_iter()
+                    .map(|i| from_wit_injection(&loaded.info.name, i)),
+            );
             inits.push(PluginInit {
                 plugin: loaded.info.name.clone(),
                 inherit: setup.inherit_parent_state && origin.parent().is_some(),
@@ -191,8 +236,15 @@ impl Host {
     pub async fn state(&self, id: &str) -> Result<Vec<StateEntry>> {
         self.session(id).await?;
         let probe = id.to_owned();
-        let rows = self.inner.db.run(move |conn| state::dump(conn, &probe)).await?;
-        Ok(rows.into_iter().map(|(plugin, key, value)| StateEntry { plugin, key, value }).collect())
+        let rows = self
+            .inner
+            .db
+            .run(move |conn| state::dump(conn, &probe))
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(plugin, key, value)| StateEntry { plugin, key, value })
+            .collect())
     }
 
     /// Serializes calls on one session within this process.
@@ -219,7 +271,11 @@ impl Host {
         check_id("session id", &turn.session_id)?;
         check_id("turn id", &turn.turn_id)?;
         let (session, turn_id) = (turn.session_id.clone(), turn.turn_id.clone());
-        let index = self.inner.db.run(move |conn| sessions::enter_turn(conn, &session, &turn_id)).await?;
+        let index = self
+            .inner
+            .db
+            .run(move |conn| sessions::enter_turn(conn, &session, &turn_id))
+            .await?;
         Ok(wit::Turn {
             session_id: turn.session_id.clone(),
             turn_id: turn.turn_id.clone(),
@@ -248,21 +304,40 @@ impl Host {
         let name = loaded.info.name.clone();
         for _ in 0..MAX_COMMIT_ATTEMPTS {
             let (plugin, probe) = (name.clone(), session.to_owned());
-            let snapshot = self.inner.db.run(move |conn| state::load(conn, &plugin, &probe)).await?;
+            let snapshot = self
+                .inner
+                .db
+                .run(move |conn| state::load(conn, &plugin, &probe))
+                .await?;
             let version = snapshot.version;
             let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
-            let (value, call) =
-                self.inner.sandbox.call(&loaded.pre, &loaded.info, scope, &self.inner.tokenizer, hook, &f).await?;
+            let (value, call) = self
+                .inner
+                .sandbox
+                .call(
+                    &loaded.pre,
+                    &loaded.info,
+                    scope,
+                    &self.inner.tokenizer,
+                    hook,
+                    &f,
+                )
+                .await?;
             let writes = call.scope.into_writes();
             if writes.is_empty() || !keep(&value) {
                 return Ok(value);
             }
             let (plugin, probe) = (name.clone(), session.to_owned());
-            let outcome =
-                self.inner.db.run(move |conn| state::commit(conn, &plugin, &probe, version, &writes)).await?;
+            let outcome = self
+                .inner
+                .db
+                .run(move |conn| state::commit(conn, &plugin, &probe, version, &writes))
+                .await?;
             match outcome {
                 Commit::Done => return Ok(value),
-                Commit::Conflict => tracing::debug!(plugin = %name, hook, "commit conflict; re-running the call"),
+                Commit::Conflict => {
+                    tracing::debug!(plugin = %name, hook, "commit conflict; re-running the call")
+                }
             }
         }
         Err(Error::Other(anyhow::anyhow!(
@@ -277,7 +352,10 @@ pub(crate) fn check_id(what: &'static str, id: &str) -> Result<()> {
         return Err(Error::invalid(what, "must not be empty"));
     }
     if id.len() > MAX_ID_BYTES {
-        return Err(Error::invalid(what, format!("is {} bytes long; the limit is {MAX_ID_BYTES}", id.len())));
+        return Err(Error::invalid(
+            what,
+            format!("is {} bytes long; the limit is {MAX_ID_BYTES}", id.len()),
+        ));
     }
     if id.chars().any(char::is_control) {
         return Err(Error::invalid(what, "must not contain control characters"));
@@ -288,9 +366,10 @@ pub(crate) fn check_id(what: &'static str, id: &str) -> Result<()> {
 fn to_wit_origin(origin: &Origin) -> wit::Origin {
     match origin {
         Origin::New => wit::Origin::New,
-        Origin::Spawn { parent, copy } => {
-            wit::Origin::Spawn(wit::SpawnOrigin { parent: parent.clone(), copy_requested: *copy })
-        }
+        Origin::Spawn { parent, copy } => wit::Origin::Spawn(wit::SpawnOrigin {
+            parent: parent.clone(),
+            copy_requested: *copy,
+        }),
         Origin::Fork { parent } => wit::Origin::Fork(parent.clone()),
     }
 }
@@ -303,5 +382,9 @@ pub(crate) fn from_wit_injection(plugin: &str, injection: wit::Injection) -> Inj
         wit::Placement::PrependContext => Placement::PrependContext,
         wit::Placement::AppendContext => Placement::AppendContext,
     };
-    Injection { plugin: plugin.to_owned(), placement, text: injection.text }
+    Injection {
+        plugin: plugin.to_owned(),
+        placement,
+        text: injection.text,
+    }
 }

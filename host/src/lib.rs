@@ -35,6 +35,7 @@ mod engine;
 mod error;
 mod hooks;
 mod host;
+mod inspect;
 mod plugin;
 mod prompt;
 mod sandbox;
@@ -46,9 +47,10 @@ pub use db::sessions::SessionRecord;
 pub use error::{Error, PluginFailure, Result};
 pub use hooks::PluginText;
 pub use host::{Host, StateEntry};
+pub use inspect::{Inspection, inspect};
 pub use plugin::{PluginSummary, WORLD};
 pub use prompt::{Prompt, RenderedPrompt};
 pub use types::{
-    ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,
-    ToolOutput, ToolSpec, TurnContext,
+    ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError,
+    ToolErrorKind, ToolOutput, ToolSpec, TurnContext,
 };

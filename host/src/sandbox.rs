@@ -44,7 +44,12 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |state| state)?;
         let ticker = EpochTicker::start(&engine);
-        Ok(Sandbox { engine, linker, permits: Semaphore::new(max_concurrent_calls as usize), _ticker: ticker })
+        Ok(Sandbox {
+            engine,
+            linker,
+            permits: Semaphore::new(max_concurrent_calls as usize),
+            _ticker: ticker,
+        })
     }
 
     /// Runs `f` against a fresh instance of `pre`. On success returns its value and the call's
@@ -62,11 +67,18 @@ impl Sandbox {
         R: Send,
         F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
     {
-        let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
         let span = tracing::debug_span!("plugin_call", plugin = %plugin.name, hook);
         let _enter = span.enter();
 
-        let mut store = Store::new(&self.engine, CallState::new(plugin.clone(), scope, tokenizer.clone()));
+        let mut store = Store::new(
+            &self.engine,
+            CallState::new(plugin.clone(), scope, tokenizer.clone()),
+        );
         store.limiter(|state| &mut state.limiter);
         let timeout = plugin.limits.call_timeout;
         let started = Instant::now();
@@ -89,7 +101,11 @@ impl Sandbox {
             Err(error) => {
                 let failure = classify(&error, plugin, store.data().stderr_tail());
                 tracing::warn!(plugin = %plugin.name, hook, %failure, "plugin call failed");
-                Err(Error::Plugin { plugin: plugin.name.clone(), hook: hook.to_owned(), failure })
+                Err(Error::Plugin {
+                    plugin: plugin.name.clone(),
+                    hook: hook.to_owned(),
+                    failure,
+                })
             }
         }
     }
@@ -98,18 +114,25 @@ impl Sandbox {
 /// Turns a wasmtime error into the failure users read.
 fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>) -> PluginFailure {
     if error.downcast_ref::<DeadlineExceeded>().is_some() {
-        return PluginFailure::Timeout { limit_ms: plugin.limits.call_timeout.as_millis() as u64 };
+        return PluginFailure::Timeout {
+            limit_ms: plugin.limits.call_timeout.as_millis() as u64,
+        };
     }
     if let Some(cap) = error.downcast_ref::<MemoryCapExceeded>() {
-        return PluginFailure::MemoryCap { limit_bytes: cap.limit_bytes };
+        return PluginFailure::MemoryCap {
+            limit_bytes: cap.limit_bytes,
+        };
     }
     match error.downcast_ref::<Trap>() {
         Some(Trap::StackOverflow) => PluginFailure::StackOverflow,
-        Some(Trap::Interrupt) => {
-            PluginFailure::Timeout { limit_ms: plugin.limits.call_timeout.as_millis() as u64 }
-        }
-        _ => {
-            let mut message = format!("{error:#}");
+        Some(Trap::Interrupt) => PluginFailure::Timeout {
+            limit_ms: plugin.limits.call_timeout.as_millis() as u64,
+        },
+        trap => {
+            let mut message = match trap {
+                Some(trap) => format!("wasm trap: {trap}"),
+                None => format!("{error:#}"),
+            };
             if let Some(stderr) = stderr {
                 message = format!("{stderr} ({message})");
             }
@@ -125,7 +148,10 @@ pub(crate) fn check_output(plugin: &PluginInfo, hook: &str, size: usize) -> Resu
         return Err(Error::Plugin {
             plugin: plugin.name.clone(),
             hook: hook.to_owned(),
-            failure: PluginFailure::OutputTooLarge { size: size as u64, limit_bytes },
+            failure: PluginFailure::OutputTooLarge {
+                size: size as u64,
+                limit_bytes,
+            },
         });
     }
     Ok(())

@@ -141,7 +141,11 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call of `name` with `arguments` (JSON text) as step `step` of its turn.
     pub fn new(name: impl Into<String>, arguments: impl Into<String>, step: u32) -> Self {
-        ToolCall { name: name.into(), arguments: arguments.into(), step }
+        ToolCall {
+            name: name.into(),
+            arguments: arguments.into(),
+            step,
+        }
     }
 }
 
@@ -226,7 +230,11 @@ impl Observation {
 
     /// An observation of raw bytes whose kind the host sniffs.
     pub fn bytes(bytes: impl Into<std::sync::Arc<[u8]>>) -> Self {
-        Observation { bytes: bytes.into(), kind: None, metadata: serde_json::json!({}) }
+        Observation {
+            bytes: bytes.into(),
+            kind: None,
+            metadata: serde_json::json!({}),
+        }
     }
 
     /// The same observation with the tool's metadata.

@@ -57,7 +57,16 @@ impl CallState {
             .allow_ip_name_lookup(false)
             .build();
         let limiter = MemoryLimiter::new(plugin.limits.memory_bytes);
-        CallState { plugin, scope, tokenizer, table: ResourceTable::new(), limiter, wasi, stdout, stderr }
+        CallState {
+            plugin,
+            scope,
+            tokenizer,
+            table: ResourceTable::new(),
+            limiter,
+            wasi,
+            stdout,
+            stderr,
+        }
     }
 
     /// Sends what the guest printed to tracing, tagged with the plugin's name.
@@ -73,12 +82,20 @@ impl CallState {
 }
 
 impl CallState {
-    /// The last line the guest wrote to stderr (a Rust panic message, typically).
+    /// The last lines the guest wrote to stderr: a Rust panic's location and message.
     pub(crate) fn stderr_tail(&self) -> Option<String> {
         let bytes = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
-        let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
-        Some(log::cut(line.trim(), 1024).to_owned())
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+            .collect();
+        if lines.is_empty() {
+            return None;
+        }
+        let tail = lines[lines.len().saturating_sub(2)..].join(" ");
+        Some(log::cut(&tail, 1024).to_owned())
     }
 }
 
@@ -86,7 +103,10 @@ impl crate::bindings::wit::Host for CallState {}
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -106,21 +126,38 @@ pub(crate) struct MemoryLimiter {
 
 impl MemoryLimiter {
     fn new(limit_bytes: u64) -> Self {
-        MemoryLimiter { limit_bytes, peak_bytes: 0 }
+        MemoryLimiter {
+            limit_bytes,
+            peak_bytes: 0,
+        }
     }
 }
 
 impl wasmtime::ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         let desired = desired as u64;
         if desired > self.limit_bytes {
-            return Err(MemoryCapExceeded { limit_bytes: self.limit_bytes, wanted_bytes: desired }.into());
+            return Err(MemoryCapExceeded {
+                limit_bytes: self.limit_bytes,
+                wanted_bytes: desired,
+            }
+            .into());
         }
         self.peak_bytes = self.peak_bytes.max(desired);
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 100_000)
     }
 }

@@ -22,7 +22,9 @@ pub struct ObservationData {
 
 impl ObservationData {
     pub(crate) fn new(observation: &Observation) -> Self {
-        let kind = observation.kind.unwrap_or_else(|| sniff(&observation.bytes));
+        let kind = observation
+            .kind
+            .unwrap_or_else(|| sniff(&observation.bytes));
         ObservationData {
             bytes: observation.bytes.clone(),
             kind,
@@ -54,7 +56,12 @@ impl HostObservation for CallState {
         })
     }
 
-    fn read(&mut self, this: Resource<ObservationData>, offset: u64, len: u32) -> wasmtime::Result<Vec<u8>> {
+    fn read(
+        &mut self,
+        this: Resource<ObservationData>,
+        offset: u64,
+        len: u32,
+    ) -> wasmtime::Result<Vec<u8>> {
         let data = self.table.get(&this)?;
         let size = data.bytes.len() as u64;
         let start = offset.min(size) as usize;
@@ -64,7 +71,10 @@ impl HostObservation for CallState {
 
     fn sha256(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<String> {
         let data = self.table.get(&this)?;
-        Ok(data.sha256.get_or_init(|| hex::encode(Sha256::digest(&data.bytes))).clone())
+        Ok(data
+            .sha256
+            .get_or_init(|| hex::encode(Sha256::digest(&data.bytes)))
+            .clone())
     }
 
     fn metadata(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<String> {

@@ -43,7 +43,12 @@ impl Db {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let db = Db { inner: Arc::new(Inner { path: path.to_owned(), idle: Mutex::new(Vec::new()) }) };
+        let db = Db {
+            inner: Arc::new(Inner {
+                path: path.to_owned(),
+                idle: Mutex::new(Vec::new()),
+            }),
+        };
         db.run(|conn| Ok(schema::migrate(conn)?))
             .await
             .map_err(anyhow::Error::from)

@@ -20,7 +20,11 @@ pub(crate) struct Snapshot {
 pub(crate) fn load(conn: &mut Connection, plugin: &str, session: &str) -> Result<Snapshot> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
     let version: Option<i64> = tx
-        .query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0))
+        .query_row(
+            "SELECT version FROM sessions WHERE id = ?1",
+            [session],
+            |r| r.get(0),
+        )
         .optional()?;
     let Some(version) = version else {
         return Err(Error::SessionNotFound(session.to_owned()));
@@ -55,7 +59,11 @@ pub(crate) fn commit(
 ) -> Result<Commit> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: Option<i64> = tx
-        .query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0))
+        .query_row(
+            "SELECT version FROM sessions WHERE id = ?1",
+            [session],
+            |r| r.get(0),
+        )
         .optional()?;
     match version {
         None => return Err(Error::SessionNotFound(session.to_owned())),
@@ -72,13 +80,19 @@ pub(crate) fn commit(
 }
 
 /// Applies `writes` inside an open transaction.
-pub(crate) fn apply(tx: &Transaction<'_>, plugin: &str, session: &str, writes: &Writes) -> Result<()> {
+pub(crate) fn apply(
+    tx: &Transaction<'_>,
+    plugin: &str,
+    session: &str,
+    writes: &Writes,
+) -> Result<()> {
     let mut set = tx.prepare_cached(
         "INSERT INTO plugin_state (plugin, session, key, value) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value",
     )?;
-    let mut delete =
-        tx.prepare_cached("DELETE FROM plugin_state WHERE plugin = ?1 AND session = ?2 AND key = ?3")?;
+    let mut delete = tx.prepare_cached(
+        "DELETE FROM plugin_state WHERE plugin = ?1 AND session = ?2 AND key = ?3",
+    )?;
     for (key, value) in writes {
         match value {
             Some(value) => set.execute(params![plugin, session, key, value])?,

@@ -70,7 +70,10 @@ pub trait Plugin {
     /// A session is being created. Default: no guidance, no inheritance.
     fn before_session_create(session: SessionInfo) -> SessionSetup {
         let _ = session;
-        SessionSetup { injections: Vec::new(), inherit_parent_state: false }
+        SessionSetup {
+            injections: Vec::new(),
+            inherit_parent_state: false,
+        }
     }
 
     /// A turn starts with `message`. Default: nothing injected.
@@ -116,13 +119,17 @@ pub trait Plugin {
     /// The tools offered in this turn. Default: every tool the manifest declares.
     fn tools(turn: Turn) -> Vec<ToolSpec> {
         let _ = turn;
-        Self::load().map(|manifest| manifest.tools).unwrap_or_default()
+        Self::load()
+            .map(|manifest| manifest.tools)
+            .unwrap_or_default()
     }
 
     /// Runs the tool `name`. Default: every name is unknown.
     fn call_tool(turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
         let _ = (turn, arguments);
-        Err(ToolError::UnknownTool(format!("this plugin offers no tool named `{name}`")))
+        Err(ToolError::UnknownTool(format!(
+            "this plugin offers no tool named `{name}`"
+        )))
     }
 }
 
@@ -169,7 +176,7 @@ impl<T: Plugin> bindings::exports::scratchpad::plugin::tools::Guest for T {
 /// `scratchpad:plugin/plugin` world. Use it once, in the plugin crate's `lib.rs`.
 #[macro_export]
 macro_rules! export_plugin {
-    ($plugin:ty) => {
+    ($plugin:ident) => {
         $crate::bindings::__export_plugin_world!($plugin with_types_in $crate::bindings);
     };
 }

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::bindings::scratchpad::plugin::{storage as wit_storage, tokens as wit_tokens};
 use crate::StorageError;
+use crate::bindings::scratchpad::plugin::{storage as wit_storage, tokens as wit_tokens};
 
 /// Key-value storage scoped to one plugin and one session (see `wit/host.wit`).
 pub trait Storage {
@@ -75,6 +75,10 @@ impl Storage for MemoryStorage {
         self.entries.remove(key).is_some()
     }
     fn list(&self, prefix: &str) -> Vec<String> {
-        self.entries.keys().filter(|k| k.starts_with(prefix)).cloned().collect()
+        self.entries
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect()
     }
 }

@@ -1,1 +1,150 @@
-fn main(){}
+//! `scratchpad`: the command-line face of the host. Every run is a fresh host process on the
+//! same database, so what survives a restart is what a user sees.
+//!
+//! Exit status: 0 on success, 1 when a tool refused the call or anything else failed, 2 for
+//! bad command-line usage, 3 when a plugin failed (trap, timeout, limit) or was refused at load.
+
+mod commands;
+mod demo;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Agent working memory as sandboxed WebAssembly plugins.
+#[derive(Parser)]
+#[command(name = "scratchpad", version, about, long_about = None)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Args, Clone)]
+struct Global {
+    /// SQLite database file [default: $XDG_DATA_HOME/scratchpad/scratchpad.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Host configuration file (TOML)
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Load this component after the configured plugins (repeatable)
+    #[arg(long = "plugin", global = true, value_name = "FILE.wasm")]
+    plugins: Vec<PathBuf>,
+    /// Print machine-readable JSON on stdout (errors too)
+    #[arg(long, global = true)]
+    json: bool,
+    /// More logging on stderr (-v: info, -vv: debug, -vvv: trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scripted session that shows the scratchpad at work (uses a temporary database
+    /// unless --db is given)
+    Demo,
+    /// Create, list or fork sessions
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// List the tools offered to the model in a turn of SESSION
+    Tools {
+        /// The session
+        session: String,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Call TOOL with JSON arguments in SESSION, as the model would
+    Call {
+        /// The session
+        session: String,
+        /// The tool's name, e.g. session.scratchpad
+        tool: String,
+        /// The arguments as a JSON object
+        json: String,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Show what the model would receive for MESSAGE: every injection around the untouched message
+    Query {
+        /// The session
+        session: String,
+        /// The user's message
+        message: String,
+        /// The runtime's own system prompt to render the injections around
+        #[arg(long, default_value = "")]
+        system: String,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Show a session and every plugin's stored state
+    Show {
+        /// The session
+        session: String,
+    },
+    /// List the loaded plugins with their tools and limits
+    Plugins,
+    /// Show a component's imports, exports and declared tools
+    Inspect {
+        /// The component file
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionCommand {
+    /// Create SESSION (new, or a spawn or fork of a parent)
+    Create {
+        /// The new session's id
+        session: String,
+        /// Fork PARENT: plugins copy their state
+        #[arg(long, value_name = "PARENT", conflicts_with = "spawn")]
+        fork: Option<String>,
+        /// Spawn a sub-session of PARENT: state starts empty unless --copy
+        #[arg(long, value_name = "PARENT")]
+        spawn: Option<String>,
+        /// With --spawn: copy the parent's working state
+        #[arg(long, requires = "spawn")]
+        copy: bool,
+    },
+    /// List every session
+    List,
+}
+
+/// Which turn a command acts in.
+#[derive(Args, Clone)]
+struct TurnArgs {
+    /// Act inside turn T (without it, the command runs in a turn of its own)
+    #[arg(long = "turn", value_name = "T")]
+    turn: Option<String>,
+    /// Tokens the conversation uses now (context pressure)
+    #[arg(long, value_name = "N")]
+    tokens_used: Option<u64>,
+    /// The model's context window in tokens
+    #[arg(long, value_name = "N")]
+    context_window: Option<u64>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    output::init_tracing(cli.global.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: starting the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let json = cli.global.json;
+    match runtime.block_on(commands::run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => output::report_error(&error, json),
+    }
+}

@@ -1,0 +1,154 @@
+//! [`Scratchpad`]: the component's hooks as plain Rust over [`Storage`] and [`Tokenizer`].
+//!
+//! Each method mirrors one export of the WIT world. The tools live in `scratchpad_tool.rs` and
+//! `notepad_tools.rs`, the nudges in `nudges.rs`; this file routes and applies `enabled`.
+
+use scratchpad_plugin_sdk::{
+    Injection, Manifest, Origin, SessionInfo, SessionSetup, Storage, Tokenizer, ToolError,
+    ToolOutput, ToolSpec, Turn,
+};
+
+use crate::config::{Config, Surface};
+use crate::inject;
+use crate::schema::{self, READ_NOTEPAD, SCRATCHPAD_TOOL, UPDATE_NOTEPAD, WRITE_NOTEPAD};
+use crate::state::Spaces;
+
+/// The manifest for `config`: every tool the component may run, i.e. all four whenever it is
+/// enabled (the notepad tools also serve the host's sandbox API when they are not offered to
+/// the model), none when it is disabled.
+pub fn manifest(config: &Config) -> Manifest {
+    let tools = if config.enabled {
+        [Surface::Scratchpad, Surface::Notepad]
+            .into_iter()
+            .flat_map(|s| schema::surface_tools(s, config))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Manifest { tools }
+}
+
+/// The scratchpad of one session: its storage, the host's tokenizer and the configuration.
+pub struct Scratchpad<'a, S: Storage, T: Tokenizer> {
+    pub(crate) storage: &'a mut S,
+    pub(crate) tokens: &'a T,
+    pub(crate) config: &'a Config,
+}
+
+impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
+    /// The scratchpad over `storage` (scoped to one session), counting tokens with `tokens`.
+    pub fn new(storage: &'a mut S, tokens: &'a T, config: &'a Config) -> Self {
+        Scratchpad {
+            storage,
+            tokens,
+            config,
+        }
+    }
+
+    /// `load`: the manifest (see [`manifest`]).
+    pub fn load(&self) -> Manifest {
+        manifest(self.config)
+    }
+
+    /// The current contents of the three spaces.
+    pub fn spaces(&self) -> Spaces {
+        Spaces::load(self.storage)
+    }
+
+    /// `before-session-create`: the guidance for each offered surface, and whether to inherit
+    /// the parent's state (fork: always; spawn: when a copy was requested; new: never).
+    pub fn before_session_create(&self, session: &SessionInfo) -> SessionSetup {
+        if !self.config.enabled {
+            return SessionSetup {
+                injections: Vec::new(),
+                inherit_parent_state: false,
+            };
+        }
+        let inherit_parent_state = match &session.origin {
+            Origin::New => false,
+            Origin::Spawn(spawn) => spawn.copy_requested,
+            Origin::Fork(_) => true,
+        };
+        SessionSetup {
+            injections: inject::guidance(self.config),
+            inherit_parent_state,
+        }
+    }
+
+    /// `before-query`: the due `[Hint: ...]` lines, then the block, all at the configured
+    /// placement. The user's message is not used and never changed.
+    pub fn before_query(&mut self, turn: &Turn, _message: &str) -> Vec<Injection> {
+        if !self.config.enabled {
+            return Vec::new();
+        }
+        let spaces = self.spaces();
+        let mut texts = self.due_hints(turn, &spaces);
+        texts.extend(inject::render(&spaces, self.config));
+        let placement = self.config.placement;
+        texts
+            .into_iter()
+            .map(|text| Injection { placement, text })
+            .collect()
+    }
+
+    /// `after-response`: watches the reply for a plan (nudgeOnPlanDetected).
+    pub fn after_response(&mut self, turn: &Turn, text: &str) {
+        if self.config.enabled {
+            self.note_reply(turn, text);
+        }
+    }
+
+    /// `before-compaction`: seed 003's warning turn.
+    pub fn before_compaction(&self, _turn: &Turn) -> Option<String> {
+        self.config
+            .enabled
+            .then(|| inject::compaction_warning(self.config))
+    }
+
+    /// `after-compaction`: arms the nudgeAfterCompaction hint for the next turn.
+    pub fn after_compaction(&mut self, _turn: &Turn) {
+        if self.config.enabled {
+            self.note_compaction();
+        }
+    }
+
+    /// `list-tools`: the tools of the configured surfaces.
+    pub fn list_tools(&self, _turn: &Turn) -> Vec<ToolSpec> {
+        if !self.config.enabled {
+            return Vec::new();
+        }
+        self.config
+            .surfaces
+            .iter()
+            .flat_map(|s| schema::surface_tools(*s, self.config))
+            .collect()
+    }
+
+    /// `call-tool`: runs one of the four tools (any of them, offered or not, so the host's
+    /// sandbox API can use the notepad tools). Errors change nothing.
+    pub fn call_tool(
+        &mut self,
+        turn: &Turn,
+        name: &str,
+        arguments: &str,
+    ) -> Result<ToolOutput, ToolError> {
+        if !self.config.enabled {
+            return Err(ToolError::UnknownTool(format!(
+                "the scratchpad is disabled; there is no tool `{name}`"
+            )));
+        }
+        match name {
+            SCRATCHPAD_TOOL => self.call_scratchpad(turn, arguments),
+            READ_NOTEPAD => self.read_notepad(arguments),
+            WRITE_NOTEPAD => self.write_notepad(turn, arguments),
+            UPDATE_NOTEPAD => self.update_notepad(turn, arguments),
+            _ => Err(ToolError::UnknownTool(format!(
+                "no tool named `{name}`; this plugin offers {SCRATCHPAD_TOOL}, {READ_NOTEPAD}, {WRITE_NOTEPAD} \
+                 and {UPDATE_NOTEPAD}"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

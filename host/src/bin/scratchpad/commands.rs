@@ -1,0 +1,305 @@
+//! One function per subcommand. Each opens a fresh host on the database.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use scratchpad_host::{Host, HostConfig, Origin, Placement, PluginSpec, TurnContext};
+use serde_json::json;
+
+use crate::output::print_json;
+use crate::{Cli, Command, Global, SessionCommand, TurnArgs};
+
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
+    let global = cli.global;
+    match cli.command {
+        Command::Demo => crate::demo::run(&global).await,
+        Command::Inspect { file } => inspect(&global, &file).await,
+        Command::Plugins => plugins(&open(&global).await?, &global),
+        Command::Session(SessionCommand::Create {
+            session,
+            fork,
+            spawn,
+            copy,
+        }) => {
+            let origin = match (fork, spawn) {
+                (Some(parent), _) => Origin::Fork { parent },
+                (None, Some(parent)) => Origin::Spawn { parent, copy },
+                (None, None) => Origin::New,
+            };
+            create(&open(&global).await?, &global, &session, origin).await
+        }
+        Command::Session(SessionCommand::List) => list(&open(&global).await?, &global).await,
+        Command::Tools { session, turn } => {
+            tools(&open(&global).await?, &global, turn_of(&session, &turn)).await
+        }
+        Command::Call {
+            session,
+            tool,
+            json,
+            turn,
+        } => {
+            call(
+                &open(&global).await?,
+                &global,
+                turn_of(&session, &turn),
+                &tool,
+                &json,
+            )
+            .await
+        }
+        Command::Query {
+            session,
+            message,
+            system,
+            turn,
+        } => {
+            query(
+                &open(&global).await?,
+                &global,
+                turn_of(&session, &turn),
+                &message,
+                &system,
+            )
+            .await
+        }
+        Command::Show { session } => show(&open(&global).await?, &global, &session).await,
+    }
+}
+
+/// The host configuration the global options describe.
+pub(crate) fn host_config(global: &Global) -> anyhow::Result<HostConfig> {
+    let mut config = match &global.config {
+        Some(path) => HostConfig::from_toml_file(path)?,
+        None => HostConfig::default(),
+    };
+    if let Some(db) = &global.db {
+        config.database = db.clone();
+    }
+    config
+        .plugins
+        .extend(global.plugins.iter().map(PluginSpec::file));
+    Ok(config)
+}
+
+async fn open(global: &Global) -> anyhow::Result<Host> {
+    Ok(Host::open(host_config(global)?).await?)
+}
+
+/// The turn a command acts in: `--turn T`, or a turn of its own.
+fn turn_of(session: &str, args: &TurnArgs) -> TurnContext {
+    let turn_id = args.turn.clone().unwrap_or_else(|| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        format!("cli-{}-{}", now.as_micros(), std::process::id())
+    });
+    TurnContext {
+        session_id: session.to_owned(),
+        turn_id,
+        tokens_used: args.tokens_used,
+        context_window: args.context_window,
+    }
+}
+
+fn plugins(host: &Host, global: &Global) -> anyhow::Result<()> {
+    let plugins = host.plugins();
+    if global.json {
+        print_json(&json!({ "ok": true, "plugins": plugins }));
+        return Ok(());
+    }
+    for plugin in plugins {
+        println!(
+            "{}  (timeout {} ms, memory {} bytes, storage quota {} bytes, output cap {} bytes)",
+            plugin.name,
+            plugin.call_timeout_ms,
+            plugin.memory_bytes,
+            plugin.storage_quota_bytes,
+            plugin.output_bytes
+        );
+        for tool in plugin.tools {
+            println!("  {:<22} {}", tool.name, first_line(&tool.description));
+        }
+    }
+    Ok(())
+}
+
+async fn create(host: &Host, global: &Global, session: &str, origin: Origin) -> anyhow::Result<()> {
+    let guidance = host.create_session(session, origin.clone()).await?;
+    if global.json {
+        print_json(
+            &json!({ "ok": true, "session": session, "origin": origin, "guidance": guidance }),
+        );
+    } else {
+        println!("created session {session}");
+        for injection in guidance {
+            println!(
+                "\n[{} guidance, {}]\n{}",
+                injection.plugin,
+                injection.placement.as_str(),
+                injection.text
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn list(host: &Host, global: &Global) -> anyhow::Result<()> {
+    let sessions = host.sessions().await?;
+    if global.json {
+        print_json(&json!({ "ok": true, "sessions": sessions }));
+    } else {
+        for s in sessions {
+            let origin = match &s.origin {
+                Origin::New => "new".to_owned(),
+                Origin::Spawn { parent, copy } => {
+                    format!("spawn of {parent}{}", if *copy { " (copied)" } else { "" })
+                }
+                Origin::Fork { parent } => format!("fork of {parent}"),
+            };
+            println!("{}\t{origin}\tturns: {}", s.id, s.turn_index + 1);
+        }
+    }
+    Ok(())
+}
+
+async fn tools(host: &Host, global: &Global, turn: TurnContext) -> anyhow::Result<()> {
+    let tools = host.tools(&turn).await?;
+    if global.json {
+        print_json(&json!({ "ok": true, "turn": turn.turn_id, "tools": tools }));
+    } else {
+        for tool in tools {
+            println!(
+                "{} ({})\n  {}\n  parameters: {}\n",
+                tool.name, tool.plugin, tool.description, tool.parameters
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn call(
+    host: &Host,
+    global: &Global,
+    turn: TurnContext,
+    tool: &str,
+    arguments: &str,
+) -> anyhow::Result<()> {
+    let output = host.call_tool(&turn, tool, arguments).await?;
+    if global.json {
+        print_json(&json!({ "ok": true, "plugin": output.plugin, "content": output.content }));
+    } else {
+        println!("{}", output.content);
+    }
+    Ok(())
+}
+
+async fn query(
+    host: &Host,
+    global: &Global,
+    turn: TurnContext,
+    message: &str,
+    system: &str,
+) -> anyhow::Result<()> {
+    let prompt = host.before_query(&turn, message).await?;
+    let rendered = prompt.render(system, message);
+    if global.json {
+        let by_placement: serde_json::Map<String, serde_json::Value> = Placement::ALL
+            .iter()
+            .map(|p| {
+                (
+                    p.as_str().to_owned(),
+                    json!(prompt.at(*p).collect::<Vec<_>>()),
+                )
+            })
+            .collect();
+        print_json(&json!({ "ok": true, "injections": by_placement, "rendered": rendered }));
+    } else {
+        println!(
+            "=== system ===\n{}\n=== user ===\n{}",
+            rendered.system, rendered.user
+        );
+    }
+    Ok(())
+}
+
+async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()> {
+    let record = host.session(session).await?;
+    let state = host.state(session).await?;
+    let entries: Vec<_> = state
+        .iter()
+        .map(|e| match std::str::from_utf8(&e.value) {
+            Ok(text) => json!({ "plugin": e.plugin, "key": e.key, "text": text }),
+            Err(_) => json!({ "plugin": e.plugin, "key": e.key, "hex": hex_string(&e.value) }),
+        })
+        .collect();
+    if global.json {
+        print_json(&json!({ "ok": true, "session": record, "state": entries }));
+    } else {
+        println!(
+            "session {}  origin {:?}  turns {}  compactions {}",
+            record.id,
+            record.origin,
+            record.turn_index + 1,
+            record.compaction_count
+        );
+        for e in &state {
+            let value = match std::str::from_utf8(&e.value) {
+                Ok(text) => text.to_owned(),
+                Err(_) => format!("<{} bytes: {}>", e.value.len(), hex_string(&e.value)),
+            };
+            println!("\n[{}] {}\n{}", e.plugin, e.key, value);
+        }
+    }
+    Ok(())
+}
+
+async fn inspect(global: &Global, file: &std::path::Path) -> anyhow::Result<()> {
+    let bytes: Arc<[u8]> = std::fs::read(file)
+        .with_context(|| format!("reading {}", file.display()))?
+        .into();
+    let name = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let report = scratchpad_host::inspect(&name, bytes, json!({})).await?;
+    if global.json {
+        let plugin = match &report.plugin {
+            Ok(tools) => json!({ "ok": true, "tools": tools }),
+            Err(message) => json!({ "ok": false, "error": message }),
+        };
+        print_json(
+            &json!({ "ok": report.plugin.is_ok(), "imports": report.imports, "exports": report.exports, "plugin": plugin }),
+        );
+    } else {
+        println!("imports:");
+        report.imports.iter().for_each(|i| println!("  {i}"));
+        println!("exports:");
+        report.exports.iter().for_each(|e| println!("  {e}"));
+        match &report.plugin {
+            Ok(tools) => {
+                println!("implements {}; tools:", scratchpad_host::WORLD);
+                tools
+                    .iter()
+                    .for_each(|t| println!("  {:<22} {}", t.name, first_line(&t.description)));
+            }
+            Err(message) => println!("not a loadable plugin: {message}"),
+        }
+    }
+    match report.plugin {
+        Ok(_) => Ok(()),
+        // The JSON report above already carries the error; exit as a refused plugin would.
+        Err(_) if global.json => std::process::exit(3),
+        Err(message) => Err(anyhow::Error::new(scratchpad_host::Error::Load {
+            plugin: name,
+            message,
+        })),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+fn hex_string(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

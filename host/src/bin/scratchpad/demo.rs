@@ -1,0 +1,130 @@
+//! `scratchpad demo`: a scripted session a newcomer can read from top to bottom.
+//!
+//! It runs on the embedded default plugins through the real host and a real SQLite file,
+//! including a host restart, so everything it shows is what an embedding runtime gets.
+
+use scratchpad_host::{Error, Host, Origin, TurnContext};
+
+use crate::Global;
+use crate::commands::host_config;
+
+const SYSTEM_PROMPT: &str = "You are a coding agent.";
+
+pub(crate) async fn run(global: &Global) -> anyhow::Result<()> {
+    let mut config = host_config(global)?;
+    let temporary = global.db.is_none() && global.config.is_none();
+    if temporary {
+        config.database =
+            std::env::temp_dir().join(format!("scratchpad-demo-{}.db", std::process::id()));
+    }
+    let database = config.database.clone();
+    let result = script(config).await;
+    if temporary {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", database.display()));
+        }
+    }
+    result
+}
+
+async fn script(config: scratchpad_host::HostConfig) -> anyhow::Result<()> {
+    let session = format!("demo-{}", std::process::id());
+    step(&format!(
+        "Opening a host on {} with the embedded plugins",
+        config.database.display()
+    ));
+    let host = Host::open(config.clone()).await?;
+    for plugin in host.plugins() {
+        let tools: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        println!("  plugin `{}` declares: {}", plugin.name, tools.join(", "));
+    }
+
+    step(&format!(
+        "Creating session `{session}`: each plugin adds its system-prompt guidance"
+    ));
+    for injection in host.create_session(&session, Origin::New).await? {
+        println!(
+            "[{} → {}]\n{}",
+            injection.plugin,
+            injection.placement.as_str(),
+            indent(&injection.text)
+        );
+    }
+
+    let turn1 = TurnContext::new(&session, "turn-1");
+    step("Turn 1: the model sees these tools");
+    for tool in host.tools(&turn1).await? {
+        println!("  {} ({})", tool.name, tool.plugin);
+    }
+
+    step("Turn 1: the model writes its plan, a finding and a reference");
+    for args in [
+        r#"{"action":"set_plan","content":"1. Reproduce the login failure\n2. Fix token expiry\n3. Add a regression test"}"#,
+        r#"{"action":"append_notes","content":"Root cause: timezone mismatch in token expiry (UTC vs local)"}"#,
+        r#"{"action":"refs.add","ref":"src/auth/login.ts"}"#,
+    ] {
+        tool_call(&host, &turn1, args).await?;
+    }
+
+    step("Turn 1: an append that would overflow the notes budget is rejected, notes unchanged");
+    let huge = format!(
+        r#"{{"action":"append_notes","content":"{}"}}"#,
+        "x".repeat(4000)
+    );
+    tool_call(&host, &turn1, &huge).await?;
+
+    step("Turn 2: the user says \"continue with step 2\"; the model receives");
+    let prompt = host
+        .before_query(
+            &TurnContext::new(&session, "turn-2"),
+            "continue with step 2",
+        )
+        .await?;
+    print_prompt(&prompt.render(SYSTEM_PROMPT, "continue with step 2"));
+
+    step("Restarting the host on the same database (a new process would do the same)");
+    drop(host);
+    let host = Host::open(config).await?;
+    let prompt = host
+        .before_query(&TurnContext::new(&session, "turn-3"), "what's next?")
+        .await?;
+    println!("Turn 3 after the restart: the scratchpad is still injected");
+    print_prompt(&prompt.render(SYSTEM_PROMPT, "what's next?"));
+    Ok(())
+}
+
+async fn tool_call(host: &Host, turn: &TurnContext, args: &str) -> anyhow::Result<()> {
+    let shown = if args.len() > 120 {
+        format!("{}…", &args[..117])
+    } else {
+        args.to_owned()
+    };
+    println!("→ session.scratchpad {shown}");
+    match host.call_tool(turn, "session.scratchpad", args).await {
+        Ok(output) => println!("{}", indent(&output.content)),
+        Err(Error::Tool { error, .. }) => println!(
+            "{}",
+            indent(&format!("✗ {}: {}", error.kind.as_str(), error.message))
+        ),
+        Err(other) => return Err(other.into()),
+    }
+    Ok(())
+}
+
+fn print_prompt(rendered: &scratchpad_host::RenderedPrompt) {
+    println!(
+        "--- system ---\n{}\n--- user ---\n{}\n--------------",
+        rendered.system, rendered.user
+    );
+}
+
+fn step(title: &str) {
+    println!("\n== {title}");
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,16 @@
+//! Builds the test components (see `host/build-support` for how and why) and writes their
+//! paths to `$OUT_DIR/test_components.rs`.
+
+use scratchpad_build_support::{Component, build, path_constants};
+
+const COMPONENTS: &[Component] = &[Component {
+    constant: "PROBE",
+    package: "probe-component",
+}];
+
+fn main() {
+    let paths = build(COMPONENTS, &["tests/components"]);
+    let out =
+        std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("test_components.rs");
+    std::fs::write(out, path_constants(COMPONENTS, &paths)).unwrap();
+}

@@ -1,0 +1,182 @@
+//! A test component that probes the host: it stores and reads keys, and on request behaves
+//! like a hostile plugin (loops, exhausts memory, recurses, panics after writing, returns
+//! huge output, reaches for the filesystem, the environment and the network).
+//!
+//! Configuration (JSON): `prefix` (default `probe`) names its tools `<prefix>.<verb>`, so two
+//! instances can be loaded side by side; `extraTools` declares further tool names (to provoke
+//! a clash); `queryMode` (`inject` default, `loop`, `trap`, `huge`) picks what `before-query`
+//! does.
+
+use scratchpad_plugin_sdk::{
+    Injection, Manifest, Placement, Plugin, Storage, StorageError, ToolError, ToolOutput, ToolSpec,
+    Turn, export_plugin,
+};
+use serde_json::{Value, json};
+
+const VERBS: &[&str] = &[
+    "write",
+    "read",
+    "keys",
+    "write_then_trap",
+    "loop",
+    "bomb",
+    "recurse",
+    "huge",
+    "fill",
+    "fs",
+    "env",
+    "net",
+];
+
+struct Probe;
+
+fn config() -> Value {
+    serde_json::from_str(&scratchpad_plugin_sdk::config()).unwrap_or(json!({}))
+}
+
+fn prefix() -> String {
+    config()["prefix"].as_str().unwrap_or("probe").to_owned()
+}
+
+fn spec(name: String) -> ToolSpec {
+    ToolSpec {
+        name,
+        description: "probe".into(),
+        parameters: r#"{"type":"object"}"#.into(),
+    }
+}
+
+impl Plugin for Probe {
+    fn load() -> Result<Manifest, String> {
+        let prefix = prefix();
+        let mut tools: Vec<ToolSpec> = VERBS
+            .iter()
+            .map(|v| spec(format!("{prefix}.{v}")))
+            .collect();
+        if let Some(extra) = config()["extraTools"].as_array() {
+            tools.extend(
+                extra
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|n| spec(n.to_owned())),
+            );
+        }
+        Ok(Manifest { tools })
+    }
+
+    fn before_query(_turn: Turn, _message: String) -> Vec<Injection> {
+        let mode = config()["queryMode"]
+            .as_str()
+            .unwrap_or("inject")
+            .to_owned();
+        match mode.as_str() {
+            "loop" => spin(),
+            "trap" => {
+                let _ = scratchpad_plugin_sdk::HostStorage.set("query-was-here", b"1");
+                panic!("probe trapped in before-query");
+            }
+            "huge" => vec![Injection {
+                placement: Placement::AppendContext,
+                text: "x".repeat(50 << 20),
+            }],
+            _ => match scratchpad_plugin_sdk::HostStorage.get("inject") {
+                Some(text) => vec![Injection {
+                    placement: Placement::PrependContext,
+                    text: String::from_utf8_lossy(&text).into_owned(),
+                }],
+                None => Vec::new(),
+            },
+        }
+    }
+
+    fn call_tool(_turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
+        let prefix = prefix();
+        let verb = name
+            .strip_prefix(&format!("{prefix}."))
+            .unwrap_or(&name)
+            .to_owned();
+        let args: Value = serde_json::from_str(&arguments)
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+        let text = |field: &str| args[field].as_str().unwrap_or_default().to_owned();
+        let mut storage = scratchpad_plugin_sdk::HostStorage;
+        let out = match verb.as_str() {
+            "write" => match storage.set(&text("key"), text("value").as_bytes()) {
+                Ok(()) => "ok".to_owned(),
+                Err(e) => return Err(ToolError::Failed(describe(&e))),
+            },
+            "read" => match storage.get(&text("key")) {
+                Some(v) => String::from_utf8_lossy(&v).into_owned(),
+                None => return Err(ToolError::NotFound(text("key"))),
+            },
+            "keys" => json!(storage.list(&text("prefix"))).to_string(),
+            "write_then_trap" => {
+                storage
+                    .set(&text("key"), text("value").as_bytes())
+                    .map_err(|e| ToolError::Failed(describe(&e)))?;
+                panic!("probe panicked after writing");
+            }
+            "loop" => spin(),
+            "bomb" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "recurse" => recurse(u64::MAX).to_string(),
+            "huge" => "x".repeat(args["bytes"].as_u64().unwrap_or(50 << 20) as usize),
+            "fill" => {
+                let chunk = vec![b'f'; 64 << 10];
+                let mut i = 0;
+                loop {
+                    match storage.set(&format!("fill/{i}"), &chunk) {
+                        Ok(()) => i += 1,
+                        Err(e) => break format!("stored {i} chunks, then: {}", describe(&e)),
+                    }
+                }
+            }
+            "fs" => match std::fs::read_to_string(text("path")) {
+                Ok(content) => format!("READ {} bytes", content.len()),
+                Err(e) => format!("denied: {e}"),
+            },
+            "env" => json!(std::env::vars().collect::<Vec<_>>()).to_string(),
+            "net" => match std::net::TcpStream::connect(text("addr")) {
+                Ok(_) => "CONNECTED".to_owned(),
+                Err(e) => format!("denied: {e}"),
+            },
+            _ => return Err(ToolError::UnknownTool(name)),
+        };
+        Ok(ToolOutput { content: out })
+    }
+}
+
+fn describe(error: &StorageError) -> String {
+    match error {
+        StorageError::QuotaExceeded(q) => {
+            format!(
+                "quota exceeded: used {} + requested {} > limit {}",
+                q.used, q.requested, q.limit
+            )
+        }
+        StorageError::InvalidKey(m) => format!("invalid key: {m}"),
+    }
+}
+
+fn spin() -> ! {
+    let mut n: u64 = 0;
+    loop {
+        n = std::hint::black_box(n.wrapping_add(1));
+    }
+}
+
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let pad = std::hint::black_box([depth; 16]);
+    if depth == 0 {
+        pad[3]
+    } else {
+        recurse(std::hint::black_box(depth - 1)) + pad[7]
+    }
+}
+
+export_plugin!(Probe);
