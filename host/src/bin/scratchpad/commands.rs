@@ -35,7 +35,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Call {
             session,
             tool,
-            json,
+            arguments,
             turn,
         } => {
             call(
@@ -43,7 +43,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
                 &global,
                 turn_of(&session, &turn),
                 &tool,
-                &json,
+                &arguments,
             )
             .await
         }

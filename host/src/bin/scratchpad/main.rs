@@ -65,7 +65,8 @@ enum Command {
         /// The tool's name, e.g. session.scratchpad
         tool: String,
         /// The arguments as a JSON object
-        json: String,
+        #[arg(value_name = "JSON")]
+        arguments: String,
         #[command(flatten)]
         turn: TurnArgs,
     },
