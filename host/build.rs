@@ -4,10 +4,7 @@
 
 use scratchpad_build_support::{Component, build, path_constants};
 
-const COMPONENTS: &[Component] = &[Component {
-    constant: "SCRATCHPAD",
-    package: "scratchpad-guest",
-}];
+const COMPONENTS: &[Component] = &[Component { constant: "SCRATCHPAD", package: "scratchpad-guest" }];
 
 fn main() {
     let paths = build(COMPONENTS, &["guest"]);

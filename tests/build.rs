@@ -4,19 +4,12 @@
 use scratchpad_build_support::{Component, build, path_constants};
 
 const COMPONENTS: &[Component] = &[
-    Component {
-        constant: "PROBE",
-        package: "probe-component",
-    },
-    Component {
-        constant: "REMINDER",
-        package: "reminder-plugin",
-    },
+    Component { constant: "PROBE", package: "probe-component" },
+    Component { constant: "REMINDER", package: "reminder-plugin" },
 ];
 
 fn main() {
     let paths = build(COMPONENTS, &["tests/components", "plugins/reminder"]);
-    let out =
-        std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("test_components.rs");
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("test_components.rs");
     std::fs::write(out, path_constants(COMPONENTS, &paths)).unwrap();
 }

@@ -18,10 +18,7 @@ impl Args {
         }
         match serde_json::from_str(text) {
             Ok(Value::Object(map)) => Ok(Args(map)),
-            Ok(other) => Err(invalid(format!(
-                "arguments must be a JSON object, got {}",
-                kind(&other)
-            ))),
+            Ok(other) => Err(invalid(format!("arguments must be a JSON object, got {}", kind(&other)))),
             Err(e) => Err(invalid(format!("arguments are not valid JSON: {e}"))),
         }
     }
@@ -40,10 +37,7 @@ impl Args {
     pub fn string(&self, field: &str) -> Result<&str, ToolError> {
         match self.0.get(field) {
             Some(Value::String(s)) => Ok(s),
-            Some(other) => Err(invalid(format!(
-                "`{field}` must be a string, got {}",
-                kind(other)
-            ))),
+            Some(other) => Err(invalid(format!("`{field}` must be a string, got {}", kind(other)))),
             None => Err(invalid(format!("`{field}` is required (a string)"))),
         }
     }
@@ -70,10 +64,7 @@ impl Args {
         match self.0.get(field) {
             None | Some(Value::Null) => Ok(default),
             Some(Value::Bool(b)) => Ok(*b),
-            Some(other) => Err(invalid(format!(
-                "`{field}` must be true or false, got {}",
-                kind(other)
-            ))),
+            Some(other) => Err(invalid(format!("`{field}` must be true or false, got {}", kind(other)))),
         }
     }
 }
@@ -120,19 +111,10 @@ mod tests {
     #[test]
     fn missing_and_mistyped_fields_are_named() {
         let args = Args::parse(r#"{"content": 3, "replace_all": "yes", "ref": " "}"#).unwrap();
-        assert_eq!(
-            message(args.string("content").unwrap_err()),
-            "`content` must be a string, got a number"
-        );
-        assert_eq!(
-            message(args.string("find").unwrap_err()),
-            "`find` is required (a string)"
-        );
+        assert_eq!(message(args.string("content").unwrap_err()), "`content` must be a string, got a number");
+        assert_eq!(message(args.string("find").unwrap_err()), "`find` is required (a string)");
         assert!(message(args.bool_or("replace_all", false).unwrap_err()).contains("`replace_all`"));
-        assert!(
-            message(args.non_empty_string("ref").unwrap_err())
-                .contains("`ref` must be a non-empty")
-        );
+        assert!(message(args.non_empty_string("ref").unwrap_err()).contains("`ref` must be a non-empty"));
         assert_eq!(args.optional_string("mode").unwrap(), None);
         assert!(!args.bool_or("missing", false).unwrap());
     }

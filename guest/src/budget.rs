@@ -21,18 +21,12 @@ pub struct TextLimit {
 impl TextLimit {
     /// The limits of notes (the notepad).
     pub fn notes(config: &Config) -> TextLimit {
-        TextLimit {
-            max_chars: config.notes_max_chars,
-            max_tokens: config.notes_max_tokens(),
-        }
+        TextLimit { max_chars: config.notes_max_chars, max_tokens: config.notes_max_tokens() }
     }
 
     /// The limits of the plan.
     pub fn plan(config: &Config) -> TextLimit {
-        TextLimit {
-            max_chars: config.plan_max_chars,
-            max_tokens: None,
-        }
+        TextLimit { max_chars: config.plan_max_chars, max_tokens: None }
     }
 }
 
@@ -56,11 +50,7 @@ pub fn truncate_tokens<'s>(text: &'s str, max: u32, tokens: &impl Tokenizer) -> 
         return text;
     }
     // ends[k] is the byte length of the first k chars.
-    let ends: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain([text.len()])
-        .collect();
+    let ends: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
     let (mut fits, mut too_long) = (0, ends.len() - 1);
     while too_long - fits > 1 {
         let mid = fits + (too_long - fits) / 2;
@@ -90,10 +80,7 @@ impl Cut {
     /// Seed 001's truncation warning about `subject` ("Scratchpad", "Notes", ...), e.g.
     /// `Scratchpad truncated to 2000 tokens (original: 3200). Consider summarizing.`
     pub fn message(&self, subject: &str, limit: &TextLimit) -> String {
-        let chars = format!(
-            "{} chars (original: {})",
-            limit.max_chars, self.original_chars
-        );
+        let chars = format!("{} chars (original: {})", limit.max_chars, self.original_chars);
         let tokens = format!(
             "{} tokens (original: {})",
             limit.max_tokens.unwrap_or_default(),
@@ -123,18 +110,11 @@ pub fn fit<'s>(text: &'s str, limit: &TextLimit, tokens: &impl Tokenizer) -> Fit
     let by_chars = by_chars_kept.len() < text.len();
     let (kept, original_tokens) = match limit.max_tokens {
         None => (by_chars_kept, None),
-        Some(max) => (
-            truncate_tokens(by_chars_kept, max, tokens),
-            Some(tokens.count(text)),
-        ),
+        Some(max) => (truncate_tokens(by_chars_kept, max, tokens), Some(tokens.count(text))),
     };
     let by_tokens = kept.len() < by_chars_kept.len();
-    let cut = (by_chars || by_tokens).then(|| Cut {
-        original_chars: char_count(text),
-        original_tokens,
-        by_chars,
-        by_tokens,
-    });
+    let cut =
+        (by_chars || by_tokens).then(|| Cut { original_chars: char_count(text), original_tokens, by_chars, by_tokens });
     Fit { kept, cut }
 }
 
@@ -155,13 +135,7 @@ pub struct Over {
 
 /// Checks that `result` (the text after an edit of `current` that adds `added`) fits `limit`:
 /// the char limit first, then the token budget.
-pub fn check(
-    current: &str,
-    added: &str,
-    result: &str,
-    limit: &TextLimit,
-    tokens: &impl Tokenizer,
-) -> Result<(), Over> {
+pub fn check(current: &str, added: &str, result: &str, limit: &TextLimit, tokens: &impl Tokenizer) -> Result<(), Over> {
     let result_chars = char_count(result);
     if result_chars > limit.max_chars {
         return Err(Over {
@@ -207,10 +181,7 @@ mod tests {
     use super::*;
     use crate::testing::{ChattyTokenizer, WordTokenizer};
 
-    const CHARS: TextLimit = TextLimit {
-        max_chars: 5,
-        max_tokens: None,
-    };
+    const CHARS: TextLimit = TextLimit { max_chars: 5, max_tokens: None };
 
     #[test]
     fn char_truncation_never_splits_a_multibyte_char() {
@@ -244,13 +215,7 @@ mod tests {
     #[test]
     fn fitting_text_is_kept_whole() {
         let fit = fit("héllo", &CHARS, &WordTokenizer);
-        assert_eq!(
-            fit,
-            Fit {
-                kept: "héllo",
-                cut: None
-            }
-        );
+        assert_eq!(fit, Fit { kept: "héllo", cut: None });
     }
 
     #[test]
@@ -258,18 +223,12 @@ mod tests {
         let fit = fit("ééééééé", &CHARS, &WordTokenizer);
         assert_eq!(fit.kept, "ééééé");
         let cut = fit.cut.unwrap();
-        assert_eq!(
-            cut.message("Notes", &CHARS),
-            "Notes truncated to 5 chars (original: 7). Consider summarizing."
-        );
+        assert_eq!(cut.message("Notes", &CHARS), "Notes truncated to 5 chars (original: 7). Consider summarizing.");
     }
 
     #[test]
     fn the_token_budget_cuts_after_the_char_limit_with_001s_message() {
-        let limit = TextLimit {
-            max_chars: 100,
-            max_tokens: Some(2),
-        };
+        let limit = TextLimit { max_chars: 100, max_tokens: Some(2) };
         let fit = fit("a b c d", &limit, &WordTokenizer);
         assert_eq!(fit.kept, "a b ");
         let cut = fit.cut.unwrap();
@@ -281,10 +240,7 @@ mod tests {
 
     #[test]
     fn both_limits_cutting_are_both_reported() {
-        let limit = TextLimit {
-            max_chars: 5,
-            max_tokens: Some(1),
-        };
+        let limit = TextLimit { max_chars: 5, max_tokens: Some(1) };
         let fit = fit("a b c d", &limit, &WordTokenizer);
         assert_eq!(fit.kept, "a ");
         assert_eq!(
@@ -295,49 +251,19 @@ mod tests {
 
     #[test]
     fn check_reports_the_char_limit_before_the_token_budget() {
-        let limit = TextLimit {
-            max_chars: 5,
-            max_tokens: Some(1),
-        };
+        let limit = TextLimit { max_chars: 5, max_tokens: Some(1) };
         let over = check("ab", "cdef", "ab\ncdef", &limit, &WordTokenizer).unwrap_err();
-        assert_eq!(
-            over,
-            Over {
-                unit: "char",
-                max: 5,
-                current: 2,
-                added: 4,
-                result: 7
-            }
-        );
+        assert_eq!(over, Over { unit: "char", max: 5, current: 2, added: 4, result: 7 });
         let over = check("a", "b", "a\nb", &limit, &WordTokenizer).unwrap_err();
-        assert_eq!(
-            over,
-            Over {
-                unit: "token",
-                max: 1,
-                current: 1,
-                added: 1,
-                result: 2
-            }
-        );
+        assert_eq!(over, Over { unit: "token", max: 1, current: 1, added: 1, result: 2 });
         assert!(check("a", "", "a", &limit, &WordTokenizer).is_ok());
     }
 
     #[test]
     fn usage_lines_show_current_over_limit() {
-        assert_eq!(
-            text_usage("notes", "héllo", &CHARS, &WordTokenizer),
-            "notes 5/5 chars"
-        );
-        let limit = TextLimit {
-            max_chars: 4000,
-            max_tokens: Some(2000),
-        };
-        assert_eq!(
-            text_usage("notes", "a b", &limit, &WordTokenizer),
-            "notes 3/4000 chars, 2/2000 tokens"
-        );
+        assert_eq!(text_usage("notes", "héllo", &CHARS, &WordTokenizer), "notes 5/5 chars");
+        let limit = TextLimit { max_chars: 4000, max_tokens: Some(2000) };
+        assert_eq!(text_usage("notes", "a b", &limit, &WordTokenizer), "notes 3/4000 chars, 2/2000 tokens");
         assert_eq!(refs_usage(3, 50), "refs 3/50 items");
     }
 }

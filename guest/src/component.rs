@@ -3,8 +3,8 @@
 //! runs in a fresh instance).
 
 use scratchpad_plugin_sdk::{
-    HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, SessionInfo, SessionSetup,
-    ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
+    HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, SessionInfo, SessionSetup, ToolError, ToolOutput,
+    ToolSpec, Turn, export_plugin,
 };
 
 use crate::{Config, Scratchpad};
@@ -16,11 +16,7 @@ struct Component;
 /// safety net).
 fn with<R>(fallback: R, f: impl FnOnce(&mut Scratchpad<'_, HostStorage, HostTokenizer>) -> R) -> R {
     match Config::from_json(&scratchpad_plugin_sdk::config()) {
-        Ok(config) => f(&mut Scratchpad::new(
-            &mut HostStorage,
-            &HostTokenizer,
-            &config,
-        )),
+        Ok(config) => f(&mut Scratchpad::new(&mut HostStorage, &HostTokenizer, &config)),
         Err(message) => {
             scratchpad_plugin_sdk::log(Level::Error, &message);
             fallback
@@ -34,10 +30,7 @@ impl Plugin for Component {
     }
 
     fn before_session_create(session: SessionInfo) -> SessionSetup {
-        let fallback = SessionSetup {
-            injections: Vec::new(),
-            inherit_parent_state: false,
-        };
+        let fallback = SessionSetup { injections: Vec::new(), inherit_parent_state: false };
         with(fallback, |pad| pad.before_session_create(&session))
     }
 
@@ -62,9 +55,7 @@ impl Plugin for Component {
     }
 
     fn call_tool(turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
-        let fallback = Err(ToolError::Failed(
-            "the scratchpad's configuration is invalid".into(),
-        ));
+        let fallback = Err(ToolError::Failed("the scratchpad's configuration is invalid".into()));
         with(fallback, |pad| pad.call_tool(&turn, &name, &arguments))
     }
 }

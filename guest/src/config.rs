@@ -43,9 +43,7 @@ impl Surface {
     }
 
     fn parse(name: &str) -> Option<Surface> {
-        [Surface::Scratchpad, Surface::Notepad]
-            .into_iter()
-            .find(|s| s.name() == name)
+        [Surface::Scratchpad, Surface::Notepad].into_iter().find(|s| s.name() == name)
     }
 }
 
@@ -127,8 +125,8 @@ const PLACEMENTS: &[(&str, Placement)] = &[
 impl Config {
     /// Parses the config object text. `Err` names every offending key in one message.
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| format!("scratchpad config is not valid JSON: {e}"))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| format!("scratchpad config is not valid JSON: {e}"))?;
         let Value::Object(map) = value else {
             return Err("scratchpad config must be a JSON object".into());
         };
@@ -139,11 +137,7 @@ impl Config {
                 errors.push(e);
             }
         }
-        if errors.is_empty() {
-            Ok(config)
-        } else {
-            Err(format!("invalid scratchpad config: {}", errors.join("; ")))
-        }
+        if errors.is_empty() { Ok(config) } else { Err(format!("invalid scratchpad config: {}", errors.join("; "))) }
     }
 
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), String> {
@@ -161,10 +155,7 @@ impl Config {
             "nudgeAfterCompaction" => self.nudges.after_compaction = count(key, value)?,
             "nudgeTurnsSinceLastUse" => self.nudges.turns_since_last_use = count(key, value)?,
             _ => {
-                return Err(format!(
-                    "unknown key `{key}` (known keys: {})",
-                    KEYS.join(", ")
-                ));
+                return Err(format!("unknown key `{key}` (known keys: {})", KEYS.join(", ")));
             }
         }
         Ok(())
@@ -182,36 +173,25 @@ impl Config {
 }
 
 fn boolean(key: &str, value: &Value) -> Result<bool, String> {
-    value
-        .as_bool()
-        .ok_or_else(|| format!("`{key}` must be true or false, got {value}"))
+    value.as_bool().ok_or_else(|| format!("`{key}` must be true or false, got {value}"))
 }
 
 fn count(key: &str, value: &Value) -> Result<u32, String> {
     value
         .as_u64()
         .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| {
-            format!(
-                "`{key}` must be an integer from 0 to {}, got {value}",
-                u32::MAX
-            )
-        })
+        .ok_or_else(|| format!("`{key}` must be an integer from 0 to {}, got {value}", u32::MAX))
 }
 
 fn positive(key: &str, value: &Value) -> Result<u32, String> {
     match count(key, value) {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "`{key}` must be an integer from 1 to {}, got {value}",
-            u32::MAX
-        )),
+        _ => Err(format!("`{key}` must be an integer from 1 to {}, got {value}", u32::MAX)),
     }
 }
 
 fn surfaces(key: &str, value: &Value) -> Result<Vec<Surface>, String> {
-    let wrong =
-        || format!("`{key}` must be an array of \"scratchpad\" and/or \"notepad\", got {value}");
+    let wrong = || format!("`{key}` must be an array of \"scratchpad\" and/or \"notepad\", got {value}");
     let items = value.as_array().ok_or_else(wrong)?;
     let mut surfaces = Vec::new();
     for item in items {
@@ -225,14 +205,10 @@ fn surfaces(key: &str, value: &Value) -> Result<Vec<Surface>, String> {
 
 fn placement(key: &str, value: &Value) -> Result<Placement, String> {
     let name = value.as_str().unwrap_or_default();
-    PLACEMENTS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, p)| *p)
-        .ok_or_else(|| {
-            let names: Vec<&str> = PLACEMENTS.iter().map(|(n, _)| *n).collect();
-            format!("`{key}` must be one of {}, got {value}", names.join(", "))
-        })
+    PLACEMENTS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p).ok_or_else(|| {
+        let names: Vec<&str> = PLACEMENTS.iter().map(|(n, _)| *n).collect();
+        format!("`{key}` must be one of {}, got {value}", names.join(", "))
+    })
 }
 
 #[cfg(test)]
@@ -244,14 +220,7 @@ mod tests {
         let config = Config::from_json("{}").unwrap();
         assert_eq!(config, Config::default());
         assert!(config.enabled);
-        assert_eq!(
-            (
-                config.notes_max_chars,
-                config.plan_max_chars,
-                config.refs_max_items
-            ),
-            (4000, 2000, 50)
-        );
+        assert_eq!((config.notes_max_chars, config.plan_max_chars, config.refs_max_items), (4000, 2000, 50));
         assert!(!config.token_budget);
         assert_eq!(config.max_tokens, 2000);
         assert_eq!(config.surfaces, vec![Surface::Scratchpad]);
@@ -270,25 +239,13 @@ mod tests {
         )
         .unwrap();
         assert!(!config.enabled);
-        assert_eq!(
-            (
-                config.notes_max_chars,
-                config.plan_max_chars,
-                config.refs_max_items
-            ),
-            (10, 20, 3)
-        );
+        assert_eq!((config.notes_max_chars, config.plan_max_chars, config.refs_max_items), (10, 20, 3));
         assert_eq!(config.notes_max_tokens(), Some(7));
         assert_eq!(config.surfaces, vec![Surface::Notepad, Surface::Scratchpad]);
         assert_eq!(config.placement, Placement::AppendSystem);
         assert_eq!(
             config.nudges,
-            Nudges {
-                after_turns: 5,
-                on_plan_detected: 1,
-                after_compaction: 1,
-                turns_since_last_use: 4
-            }
+            Nudges { after_turns: 5, on_plan_detected: 1, after_compaction: 1, turns_since_last_use: 4 }
         );
     }
 
@@ -307,14 +264,7 @@ mod tests {
                 "nudgeAfterTurns": -1, "colour": "blue"}"#,
         )
         .unwrap_err();
-        for key in [
-            "`enabled`",
-            "`notesMaxChars`",
-            "`surfaces`",
-            "`placement`",
-            "`nudgeAfterTurns`",
-            "`colour`",
-        ] {
+        for key in ["`enabled`", "`notesMaxChars`", "`surfaces`", "`placement`", "`nudgeAfterTurns`", "`colour`"] {
             assert!(err.contains(key), "{key} missing from: {err}");
         }
     }
@@ -322,25 +272,13 @@ mod tests {
     #[test]
     fn non_object_and_non_json_configs_are_errors() {
         assert!(Config::from_json("[]").unwrap_err().contains("JSON object"));
-        assert!(
-            Config::from_json("{")
-                .unwrap_err()
-                .contains("not valid JSON")
-        );
+        assert!(Config::from_json("{").unwrap_err().contains("not valid JSON"));
     }
 
     #[test]
     fn fractional_and_oversized_numbers_are_rejected() {
-        assert!(
-            Config::from_json(r#"{"maxTokens": 1.5}"#)
-                .unwrap_err()
-                .contains("`maxTokens`")
-        );
-        assert!(
-            Config::from_json(r#"{"refsMaxItems": 99999999999}"#)
-                .unwrap_err()
-                .contains("`refsMaxItems`")
-        );
+        assert!(Config::from_json(r#"{"maxTokens": 1.5}"#).unwrap_err().contains("`maxTokens`"));
+        assert!(Config::from_json(r#"{"refsMaxItems": 99999999999}"#).unwrap_err().contains("`refsMaxItems`"));
     }
 
     #[test]

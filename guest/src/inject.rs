@@ -42,10 +42,7 @@ pub const NOTEPAD_INSTRUCTION: &str = "For multi-step or complex tasks, use the 
 
 /// Whether `placement` puts text in the system prompt (rather than around the message).
 pub fn is_system(placement: Placement) -> bool {
-    matches!(
-        placement,
-        Placement::PrependSystem | Placement::AppendSystem
-    )
+    matches!(placement, Placement::PrependSystem | Placement::AppendSystem)
 }
 
 /// How the block reaches the model, for prose ("prepended to each message you receive").
@@ -53,9 +50,7 @@ pub fn delivery_phrase(placement: Placement) -> &'static str {
     match placement {
         Placement::PrependContext => "prepended to each message you receive",
         Placement::AppendContext => "appended to each message you receive",
-        Placement::PrependSystem | Placement::AppendSystem => {
-            "included in your system prompt every turn"
-        }
+        Placement::PrependSystem | Placement::AppendSystem => "included in your system prompt every turn",
     }
 }
 
@@ -67,18 +62,11 @@ pub fn speaks_of_notepad(config: &Config) -> bool {
 
 /// The per-turn text for `spaces`, shaped for `config.placement`; `None` when nothing is shown.
 pub fn render(spaces: &Spaces, config: &Config) -> Option<String> {
-    if is_system(config.placement) {
-        Some(system_section(spaces, config))
-    } else {
-        context_block(spaces)
-    }
+    if is_system(config.placement) { Some(system_section(spaces, config)) } else { context_block(spaces) }
 }
 
 fn refs_list(refs: &[String]) -> String {
-    refs.iter()
-        .map(|r| format!("- {r}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    refs.iter().map(|r| format!("- {r}")).collect::<Vec<_>>().join("\n")
 }
 
 fn context_block(spaces: &Spaces) -> Option<String> {
@@ -86,11 +74,9 @@ fn context_block(spaces: &Spaces) -> Option<String> {
         return None;
     }
     let mut lines = vec![BLOCK_START.to_string()];
-    for (heading, body) in [
-        ("## Notes", spaces.notes.clone()),
-        ("## Plan", spaces.plan.clone()),
-        ("## Refs", refs_list(&spaces.refs)),
-    ] {
+    for (heading, body) in
+        [("## Notes", spaces.notes.clone()), ("## Plan", spaces.plan.clone()), ("## Refs", refs_list(&spaces.refs))]
+    {
         if !body.is_empty() {
             lines.push(heading.to_string());
             lines.push(body);
@@ -102,11 +88,7 @@ fn context_block(spaces: &Spaces) -> Option<String> {
 
 fn system_section(spaces: &Spaces, config: &Config) -> String {
     if spaces.is_empty() {
-        let hint = if speaks_of_notepad(config) {
-            NOTEPAD_EMPTY_HINT
-        } else {
-            SCRATCHPAD_EMPTY_HINT
-        };
+        let hint = if speaks_of_notepad(config) { NOTEPAD_EMPTY_HINT } else { SCRATCHPAD_EMPTY_HINT };
         return format!("{NOTEPAD_HEADING}\n{hint}");
     }
     let mut parts = vec![NOTEPAD_HEADING.to_string()];
@@ -166,11 +148,7 @@ pub fn notepad_guidance(config: &Config) -> String {
 /// Seed 003's pre-compaction warning (speaking of the scratchpad when only `session.scratchpad`
 /// is offered).
 pub fn compaction_warning(config: &Config) -> String {
-    let noun = if speaks_of_notepad(config) {
-        "notepad"
-    } else {
-        "scratchpad"
-    };
+    let noun = if speaks_of_notepad(config) { "notepad" } else { "scratchpad" };
     format!(
         "[System] Context is approaching the token limit and will be compacted after your next \
          response. Review your session {noun} and update it with any working state, findings, or \

@@ -26,16 +26,10 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
     pub(crate) fn read_notepad(&self, arguments: &str) -> Result<ToolOutput, ToolError> {
         Args::parse(arguments)?;
         let content = state::read_text(self.storage, NOTES);
-        Ok(ToolOutput {
-            content: json!({ "content": content }).to_string(),
-        })
+        Ok(ToolOutput { content: json!({ "content": content }).to_string() })
     }
 
-    pub(crate) fn write_notepad(
-        &mut self,
-        turn: &Turn,
-        arguments: &str,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(crate) fn write_notepad(&mut self, turn: &Turn, arguments: &str) -> Result<ToolOutput, ToolError> {
         let args = Args::parse(arguments)?;
         let content = args.string("content")?;
         let limit = TextLimit::notes(self.config);
@@ -49,11 +43,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
         Ok(self.ok(extra))
     }
 
-    pub(crate) fn update_notepad(
-        &mut self,
-        turn: &Turn,
-        arguments: &str,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(crate) fn update_notepad(&mut self, turn: &Turn, arguments: &str) -> Result<ToolOutput, ToolError> {
         let args = Args::parse(arguments)?;
         let operation = args.string("operation")?;
         let current = state::read_text(self.storage, NOTES);
@@ -87,11 +77,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
             }
             "prepend" => {
                 let content = non_empty(&args)?;
-                let result = if current.is_empty() {
-                    content.to_string()
-                } else {
-                    format!("{content}\n{current}")
-                };
+                let result = if current.is_empty() { content.to_string() } else { format!("{content}\n{current}") };
                 (result, content)
             }
             "delete" => {
@@ -106,10 +92,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
                 (current.replacen(content, "", 1), "")
             }
             other => {
-                return Err(invalid(format!(
-                    "`operation` must be one of {}, got \"{other}\"",
-                    OPERATIONS.join(", ")
-                )));
+                return Err(invalid(format!("`operation` must be one of {}, got \"{other}\"", OPERATIONS.join(", "))));
             }
         };
         budget::check(&current, added, &result, &TextLimit::notes(self.config), self.tokens).map_err(|over| {
@@ -132,19 +115,12 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
     /// `{"ok": true, "usage": "notepad 812/4000 chars", ...extra}`.
     fn ok(&self, mut extra: Map<String, Value>) -> ToolOutput {
         let notes = state::read_text(self.storage, NOTES);
-        let usage = budget::text_usage(
-            "notepad",
-            &notes,
-            &TextLimit::notes(self.config),
-            self.tokens,
-        );
+        let usage = budget::text_usage("notepad", &notes, &TextLimit::notes(self.config), self.tokens);
         let mut object = Map::new();
         object.insert("ok".into(), true.into());
         object.insert("usage".into(), usage.into());
         object.append(&mut extra);
-        ToolOutput {
-            content: Value::Object(object).to_string(),
-        }
+        ToolOutput { content: Value::Object(object).to_string() }
     }
 }
 
@@ -152,9 +128,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
 fn non_empty(args: &Args) -> Result<&str, ToolError> {
     let content = args.string("content")?;
     if content.is_empty() {
-        return Err(invalid(
-            "`content` must not be empty for this operation".into(),
-        ));
+        return Err(invalid("`content` must not be empty for this operation".into()));
     }
     Ok(content)
 }

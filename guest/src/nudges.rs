@@ -19,8 +19,7 @@ use crate::config::Surface;
 use crate::plan_detection::contains_plan;
 use crate::plugin::Scratchpad;
 use crate::state::{
-    self, AFTER_TURNS_FIRED, COMPACTION_PENDING, LAST_UPDATE_TURN, PLAN_PENDING, STALE_FIRED_FOR,
-    Spaces,
+    self, AFTER_TURNS_FIRED, COMPACTION_PENDING, LAST_UPDATE_TURN, PLAN_PENDING, STALE_FIRED_FOR, Spaces,
 };
 
 impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
@@ -43,11 +42,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
             ));
         }
         let n = nudges.after_turns;
-        if n > 0
-            && turn.turn_index >= n
-            && spaces.is_empty()
-            && self.storage.get(AFTER_TURNS_FIRED).is_none()
-        {
+        if n > 0 && turn.turn_index >= n && spaces.is_empty() && self.storage.get(AFTER_TURNS_FIRED).is_none() {
             let _ = self.storage.set(AFTER_TURNS_FIRED, b"1");
             hints.push(format!(
                 "[Hint: Your {noun} is still empty after {}. If this is a multi-step task, save your plan, \
@@ -84,10 +79,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
 
     /// after-response: remembers a plan seen while every space is empty.
     pub(crate) fn note_reply(&mut self, turn: &Turn, text: &str) {
-        if self.config.nudges.on_plan_detected > 0
-            && contains_plan(text)
-            && self.spaces().is_empty()
-        {
+        if self.config.nudges.on_plan_detected > 0 && contains_plan(text) && self.spaces().is_empty() {
             state::write_number(self.storage, PLAN_PENDING, turn.turn_index);
         }
     }
@@ -116,11 +108,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
 
 /// `1 turn`, `3 turns`.
 fn turns(n: u32) -> String {
-    if n == 1 {
-        "1 turn".into()
-    } else {
-        format!("{n} turns")
-    }
+    if n == 1 { "1 turn".into() } else { format!("{n} turns") }
 }
 
 #[cfg(test)]

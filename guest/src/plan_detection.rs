@@ -48,20 +48,14 @@ fn is_task_item(line: &str) -> bool {
         return false;
     };
     let rest = rest.trim_start();
-    ["[ ]", "[x]", "[X]"]
-        .iter()
-        .any(|box_| rest.starts_with(box_))
-        && !rest[3..].trim().is_empty()
+    ["[ ]", "[x]", "[X]"].iter().any(|box_| rest.starts_with(box_)) && !rest[3..].trim().is_empty()
 }
 
 /// Adds the N of every whole-word "step N" in `line`.
 fn step_numbers(line: &str, found: &mut BTreeSet<u32>) {
     let lower = line.to_ascii_lowercase();
     for (at, _) in lower.match_indices("step") {
-        let before_ok = lower[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric());
+        let before_ok = lower[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
         let after = &lower[at + 4..];
         let spaced = after.trim_start();
         if !before_ok || spaced.len() == after.len() {
@@ -83,9 +77,7 @@ mod tests {
 
     #[test]
     fn a_numbered_list_of_three_items_is_a_plan() {
-        assert!(contains_plan(
-            "Here is the plan:\n1. Fix auth bug\n2. Add test\n3. Update docs"
-        ));
+        assert!(contains_plan("Here is the plan:\n1. Fix auth bug\n2. Add test\n3. Update docs"));
         assert!(contains_plan("  1) one\n  2) two\n  3) three"));
     }
 
@@ -96,29 +88,21 @@ mod tests {
 
     #[test]
     fn a_task_list_of_three_items_is_a_plan() {
-        assert!(contains_plan(
-            "- [x] Survey sheets\n- [ ] Fix Q3 totals\n* [ ] Add formatting"
-        ));
+        assert!(contains_plan("- [x] Survey sheets\n- [ ] Fix Q3 totals\n* [ ] Add formatting"));
         assert!(!contains_plan("- [x] Survey sheets\n- [ ] Fix Q3 totals"));
     }
 
     #[test]
     fn two_different_step_numbers_are_a_plan() {
-        assert!(contains_plan(
-            "Step 1: read the config. Then step 2: patch it."
-        ));
+        assert!(contains_plan("Step 1: read the config. Then step 2: patch it."));
         assert!(contains_plan("STEP 1 - read\nStep  2 - write"));
     }
 
     #[test]
     fn a_single_or_repeated_step_reference_is_not() {
-        assert!(!contains_plan(
-            "As noted in step 3, the config is read first."
-        ));
+        assert!(!contains_plan("As noted in step 3, the config is read first."));
         assert!(!contains_plan("Step 3 again: step 3."));
-        assert!(!contains_plan(
-            "footstep 1 and footstep 2; steps 1 and 2; step1 step2"
-        ));
+        assert!(!contains_plan("footstep 1 and footstep 2; steps 1 and 2; step1 step2"));
     }
 
     #[test]
@@ -128,17 +112,13 @@ mod tests {
 
     #[test]
     fn numbers_that_are_not_list_items_are_ignored() {
-        assert!(!contains_plan(
-            "1.5 is a number\n2024. was a year\n3.x is a version"
-        ));
+        assert!(!contains_plan("1.5 is a number\n2024. was a year\n3.x is a version"));
         assert!(!contains_plan("1. \n2. \n3. "));
     }
 
     #[test]
     fn prose_is_not_a_plan() {
-        assert!(!contains_plan(
-            "The root cause is a timezone mismatch in token expiry."
-        ));
+        assert!(!contains_plan("The root cause is a timezone mismatch in token expiry."));
         assert!(!contains_plan(""));
     }
 }

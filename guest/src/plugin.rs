@@ -4,8 +4,7 @@
 //! `notepad_tools.rs`, the nudges in `nudges.rs`; this file routes and applies `enabled`.
 
 use scratchpad_plugin_sdk::{
-    Injection, Manifest, Origin, SessionInfo, SessionSetup, Storage, Tokenizer, ToolError,
-    ToolOutput, ToolSpec, Turn,
+    Injection, Manifest, Origin, SessionInfo, SessionSetup, Storage, Tokenizer, ToolError, ToolOutput, ToolSpec, Turn,
 };
 
 use crate::config::{Config, Surface};
@@ -18,10 +17,7 @@ use crate::state::Spaces;
 /// the model), none when it is disabled.
 pub fn manifest(config: &Config) -> Manifest {
     let tools = if config.enabled {
-        [Surface::Scratchpad, Surface::Notepad]
-            .into_iter()
-            .flat_map(|s| schema::surface_tools(s, config))
-            .collect()
+        [Surface::Scratchpad, Surface::Notepad].into_iter().flat_map(|s| schema::surface_tools(s, config)).collect()
     } else {
         Vec::new()
     };
@@ -38,11 +34,7 @@ pub struct Scratchpad<'a, S: Storage, T: Tokenizer> {
 impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
     /// The scratchpad over `storage` (scoped to one session), counting tokens with `tokens`.
     pub fn new(storage: &'a mut S, tokens: &'a T, config: &'a Config) -> Self {
-        Scratchpad {
-            storage,
-            tokens,
-            config,
-        }
+        Scratchpad { storage, tokens, config }
     }
 
     /// `load`: the manifest (see [`manifest`]).
@@ -59,20 +51,14 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
     /// the parent's state (fork: always; spawn: when a copy was requested; new: never).
     pub fn before_session_create(&self, session: &SessionInfo) -> SessionSetup {
         if !self.config.enabled {
-            return SessionSetup {
-                injections: Vec::new(),
-                inherit_parent_state: false,
-            };
+            return SessionSetup { injections: Vec::new(), inherit_parent_state: false };
         }
         let inherit_parent_state = match &session.origin {
             Origin::New => false,
             Origin::Spawn(spawn) => spawn.copy_requested,
             Origin::Fork(_) => true,
         };
-        SessionSetup {
-            injections: inject::guidance(self.config),
-            inherit_parent_state,
-        }
+        SessionSetup { injections: inject::guidance(self.config), inherit_parent_state }
     }
 
     /// `before-query`: the due `[Hint: ...]` lines, then the block, all at the configured
@@ -85,10 +71,7 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
         let mut texts = self.due_hints(turn, &spaces);
         texts.extend(inject::render(&spaces, self.config));
         let placement = self.config.placement;
-        texts
-            .into_iter()
-            .map(|text| Injection { placement, text })
-            .collect()
+        texts.into_iter().map(|text| Injection { placement, text }).collect()
     }
 
     /// `after-response`: watches the reply for a plan (nudgeOnPlanDetected).
@@ -100,9 +83,7 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
 
     /// `before-compaction`: seed 003's warning turn.
     pub fn before_compaction(&self, _turn: &Turn) -> Option<String> {
-        self.config
-            .enabled
-            .then(|| inject::compaction_warning(self.config))
+        self.config.enabled.then(|| inject::compaction_warning(self.config))
     }
 
     /// `after-compaction`: arms the nudgeAfterCompaction hint for the next turn.
@@ -117,25 +98,14 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
         if !self.config.enabled {
             return Vec::new();
         }
-        self.config
-            .surfaces
-            .iter()
-            .flat_map(|s| schema::surface_tools(*s, self.config))
-            .collect()
+        self.config.surfaces.iter().flat_map(|s| schema::surface_tools(*s, self.config)).collect()
     }
 
     /// `call-tool`: runs one of the four tools (any of them, offered or not, so the host's
     /// sandbox API can use the notepad tools). Errors change nothing.
-    pub fn call_tool(
-        &mut self,
-        turn: &Turn,
-        name: &str,
-        arguments: &str,
-    ) -> Result<ToolOutput, ToolError> {
+    pub fn call_tool(&mut self, turn: &Turn, name: &str, arguments: &str) -> Result<ToolOutput, ToolError> {
         if !self.config.enabled {
-            return Err(ToolError::UnknownTool(format!(
-                "the scratchpad is disabled; there is no tool `{name}`"
-            )));
+            return Err(ToolError::UnknownTool(format!("the scratchpad is disabled; there is no tool `{name}`")));
         }
         match name {
             SCRATCHPAD_TOOL => self.call_scratchpad(turn, arguments),

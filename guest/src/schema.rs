@@ -17,14 +17,7 @@ pub const WRITE_NOTEPAD: &str = "write_notepad";
 pub const UPDATE_NOTEPAD: &str = "update_notepad";
 
 /// The actions of `session.scratchpad`, in seed 000's order.
-pub const ACTIONS: &[&str] = &[
-    "set_notes",
-    "append_notes",
-    "set_plan",
-    "refs.add",
-    "refs.remove",
-    "refs.set",
-];
+pub const ACTIONS: &[&str] = &["set_notes", "append_notes", "set_plan", "refs.add", "refs.remove", "refs.set"];
 
 /// The operations of `update_notepad`, in seed 003's order.
 pub const OPERATIONS: &[&str] = &["find_replace", "append", "prepend", "delete"];
@@ -33,20 +26,12 @@ pub const OPERATIONS: &[&str] = &["find_replace", "append", "prepend", "delete"]
 pub fn surface_tools(surface: Surface, config: &Config) -> Vec<ToolSpec> {
     match surface {
         Surface::Scratchpad => vec![scratchpad(config)],
-        Surface::Notepad => vec![
-            read_notepad(),
-            write_notepad(config),
-            update_notepad(config),
-        ],
+        Surface::Notepad => vec![read_notepad(), write_notepad(config), update_notepad(config)],
     }
 }
 
 fn spec(name: &str, description: String, parameters: Value) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description,
-        parameters: parameters.to_string(),
-    }
+    ToolSpec { name: name.into(), description, parameters: parameters.to_string() }
 }
 
 /// The notes budget as prose, e.g. `4000 chars` or `4000 chars (~2000 tokens)`.
@@ -188,11 +173,7 @@ mod tests {
         .unwrap();
         let tool = &surface_tools(Surface::Scratchpad, &config)[0];
         for figure in ["1234 chars (~99 tokens)", "567 chars", "8 items"] {
-            assert!(
-                tool.description.contains(figure),
-                "{figure} missing: {}",
-                tool.description
-            );
+            assert!(tool.description.contains(figure), "{figure} missing: {}", tool.description);
         }
         let write = &surface_tools(Surface::Notepad, &config)[1];
         assert!(write.description.contains("1234 chars (~99 tokens)"));

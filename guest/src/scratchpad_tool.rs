@@ -20,45 +20,26 @@ use crate::state::{self, NOTES, PLAN};
 
 /// Joins `added` to `current` on a new line (no leading newline when `current` is empty).
 pub fn join_lines(current: &str, added: &str) -> String {
-    if current.is_empty() {
-        added.to_string()
-    } else {
-        format!("{current}\n{added}")
-    }
+    if current.is_empty() { added.to_string() } else { format!("{current}\n{added}") }
 }
 
 impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
-    pub(crate) fn call_scratchpad(
-        &mut self,
-        turn: &Turn,
-        arguments: &str,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(crate) fn call_scratchpad(&mut self, turn: &Turn, arguments: &str) -> Result<ToolOutput, ToolError> {
         let args = Args::parse(arguments)?;
         let first = if args.has("action") {
             match args.string("action")? {
-                "set_notes" => self.set_text(
-                    turn,
-                    NOTES,
-                    TextLimit::notes(self.config),
-                    args.string("content")?,
-                    "Notes",
-                )?,
+                "set_notes" => {
+                    self.set_text(turn, NOTES, TextLimit::notes(self.config), args.string("content")?, "Notes")?
+                }
                 "append_notes" => self.append_notes(turn, &args)?,
-                "set_plan" => self.set_text(
-                    turn,
-                    PLAN,
-                    TextLimit::plan(self.config),
-                    args.string("content")?,
-                    "Plan",
-                )?,
+                "set_plan" => {
+                    self.set_text(turn, PLAN, TextLimit::plan(self.config), args.string("content")?, "Plan")?
+                }
                 "refs.add" => self.add_ref(turn, args.non_empty_string("ref")?)?,
                 "refs.remove" => self.remove_ref(turn, args.non_empty_string("ref")?)?,
                 "refs.set" => self.set_refs(turn, args.value("items"))?,
                 other => {
-                    return Err(invalid(format!(
-                        "`action` must be one of {}, got \"{other}\"",
-                        ACTIONS.join(", ")
-                    )));
+                    return Err(invalid(format!("`action` must be one of {}, got \"{other}\"", ACTIONS.join(", "))));
                 }
             }
         } else if args.has("content") {
@@ -69,9 +50,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
                 ACTIONS.join(", ")
             )));
         };
-        Ok(ToolOutput {
-            content: format!("{first}\nUsage: {}", self.usage()),
-        })
+        Ok(ToolOutput { content: format!("{first}\nUsage: {}", self.usage()) })
     }
 
     /// The usage of all three spaces after the call.
@@ -79,18 +58,8 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
         let spaces = self.spaces();
         format!(
             "{}; {}; {}",
-            budget::text_usage(
-                "notes",
-                &spaces.notes,
-                &TextLimit::notes(self.config),
-                self.tokens
-            ),
-            budget::text_usage(
-                "plan",
-                &spaces.plan,
-                &TextLimit::plan(self.config),
-                self.tokens
-            ),
+            budget::text_usage("notes", &spaces.notes, &TextLimit::notes(self.config), self.tokens),
+            budget::text_usage("plan", &spaces.plan, &TextLimit::plan(self.config), self.tokens),
             budget::refs_usage(spaces.refs.len(), self.config.refs_max_items),
         )
     }
@@ -139,14 +108,8 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
     ) -> Result<(), ToolError> {
         let current = state::read_text(self.storage, NOTES);
         let result = join_lines(&current, added);
-        budget::check(
-            &current,
-            added,
-            &result,
-            &TextLimit::notes(self.config),
-            self.tokens,
-        )
-        .map_err(|over| ToolError::Rejected(message(&over)))?;
+        budget::check(&current, added, &result, &TextLimit::notes(self.config), self.tokens)
+            .map_err(|over| ToolError::Rejected(message(&over)))?;
         state::write_text(self.storage, NOTES, &result)?;
         state::mark_updated(self.storage, turn.turn_index);
         Ok(())
@@ -176,22 +139,13 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
                 })?;
             }
             other => {
-                return Err(invalid(format!(
-                    "`mode` must be \"replace\" or \"append\", got \"{other}\""
-                )));
+                return Err(invalid(format!("`mode` must be \"replace\" or \"append\", got \"{other}\"")));
             }
         }
         let notes = state::read_text(self.storage, NOTES);
         Ok(match limit.max_tokens {
-            Some(max) => format!(
-                "Scratchpad updated ({} tokens / {max} budget)",
-                self.tokens.count(&notes)
-            ),
-            None => format!(
-                "Scratchpad updated ({} chars / {} budget)",
-                budget::char_count(&notes),
-                limit.max_chars
-            ),
+            Some(max) => format!("Scratchpad updated ({} tokens / {max} budget)", self.tokens.count(&notes)),
+            None => format!("Scratchpad updated ({} chars / {} budget)", budget::char_count(&notes), limit.max_chars),
         })
     }
 
@@ -208,10 +162,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
             if dropped.is_empty() {
                 format!("Ref added: {new}")
             } else {
-                format!(
-                    "Ref added: {new} (refs were full; dropped oldest: {})",
-                    dropped.join(", ")
-                )
+                format!("Ref added: {new} (refs were full; dropped oldest: {})", dropped.join(", "))
             }
         };
         state::write_refs(self.storage, &refs)?;
@@ -237,19 +188,12 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
         let items = match items {
             Some(Value::Array(items)) => items,
             Some(other) => {
-                return Err(invalid(format!(
-                    "`items` must be an array of strings, got {}",
-                    kind(other)
-                )));
+                return Err(invalid(format!("`items` must be an array of strings, got {}", kind(other))));
             }
             None => return Err(invalid("`items` is required (an array of strings)".into())),
         };
         let mut refs: Vec<String> = Vec::new();
-        for item in items
-            .iter()
-            .filter_map(Value::as_str)
-            .filter(|s| !s.trim().is_empty())
-        {
+        for item in items.iter().filter_map(Value::as_str).filter(|s| !s.trim().is_empty()) {
             if refs.len() == self.config.refs_max_items {
                 break;
             }

@@ -51,11 +51,7 @@ impl Spaces {
     /// are not a JSON array of strings read as none): the component only ever writes valid
     /// values, and a corrupt value must not block the session.
     pub fn load(storage: &impl Storage) -> Spaces {
-        Spaces {
-            notes: read_text(storage, NOTES),
-            plan: read_text(storage, PLAN),
-            refs: read_refs(storage),
-        }
+        Spaces { notes: read_text(storage, NOTES), plan: read_text(storage, PLAN), refs: read_refs(storage) }
     }
 
     /// Whether every space is empty.
@@ -66,18 +62,12 @@ impl Spaces {
 
 /// The text stored under `key`, empty when absent.
 pub fn read_text(storage: &impl Storage, key: &str) -> String {
-    storage
-        .get(key)
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default()
+    storage.get(key).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
 }
 
 /// The refs, oldest first.
 pub fn read_refs(storage: &impl Storage) -> Vec<String> {
-    storage
-        .get(REFS)
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default()
+    storage.get(REFS).and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
 }
 
 /// Stores `text` under `key` (deleting the key when `text` is empty).
@@ -95,8 +85,7 @@ pub fn write_refs(storage: &mut impl Storage, refs: &[String]) -> Result<(), Too
         storage.delete(REFS);
         return Ok(());
     }
-    let json =
-        serde_json::to_vec(refs).map_err(|e| ToolError::Failed(format!("encoding refs: {e}")))?;
+    let json = serde_json::to_vec(refs).map_err(|e| ToolError::Failed(format!("encoding refs: {e}")))?;
     storage.set(REFS, &json).map_err(storage_failure)
 }
 

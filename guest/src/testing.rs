@@ -45,10 +45,7 @@ pub struct Harness {
 impl Harness {
     /// A harness with the configuration parsed from `json`.
     pub fn new(json: &str) -> Harness {
-        Harness {
-            storage: MemoryStorage::default(),
-            config: Config::from_json(json).unwrap(),
-        }
+        Harness { storage: MemoryStorage::default(), config: Config::from_json(json).unwrap() }
     }
 
     /// The scratchpad over this harness's storage (word-counting tokenizer).
@@ -73,10 +70,7 @@ impl Harness {
     pub fn err(&mut self, name: &str, arguments: &str) -> ToolError {
         let before = self.storage.clone();
         let error = self.call(name, arguments).expect_err("expected an error");
-        assert_eq!(
-            self.storage, before,
-            "storage changed by failing call {name} {arguments}"
-        );
+        assert_eq!(self.storage, before, "storage changed by failing call {name} {arguments}");
         error
     }
 
@@ -99,11 +93,7 @@ pub struct RecordingStorage {
 impl RecordingStorage {
     /// Records writes to a copy of `inner`.
     pub fn new(inner: &MemoryStorage) -> RecordingStorage {
-        RecordingStorage {
-            inner: inner.clone(),
-            writes: Vec::new(),
-            full: false,
-        }
+        RecordingStorage { inner: inner.clone(), writes: Vec::new(), full: false }
     }
 }
 
@@ -113,11 +103,7 @@ impl scratchpad_plugin_sdk::Storage for RecordingStorage {
     }
     fn set(&mut self, key: &str, value: &[u8]) -> Result<(), scratchpad_plugin_sdk::StorageError> {
         if self.full {
-            let quota = scratchpad_plugin_sdk::Quota {
-                used: 100,
-                requested: value.len() as u64,
-                limit: 100,
-            };
+            let quota = scratchpad_plugin_sdk::Quota { used: 100, requested: value.len() as u64, limit: 100 };
             return Err(scratchpad_plugin_sdk::StorageError::QuotaExceeded(quota));
         }
         self.writes.push(key.to_string());

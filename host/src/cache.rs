@@ -15,15 +15,9 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// Compiles `wasm`, or loads its compiled form from `cache_dir` when it is there.
-pub(crate) fn load_component(
-    engine: &Engine,
-    wasm: &[u8],
-    cache_dir: Option<&Path>,
-) -> anyhow::Result<Component> {
+pub(crate) fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Component> {
     let Some(dir) = cache_dir else {
-        return Component::new(engine, wasm)
-            .map_err(anyhow::Error::from)
-            .context("compiling the component");
+        return Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component");
     };
     let path = entry_path(engine, wasm, dir);
     if path.exists() {
@@ -38,9 +32,7 @@ pub(crate) fn load_component(
             }
         }
     }
-    let component = Component::new(engine, wasm)
-        .map_err(anyhow::Error::from)
-        .context("compiling the component")?;
+    let component = Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component")?;
     if let Err(error) = store(&component, &path) {
         tracing::warn!(path = %path.display(), error = %format!("{error:#}"), "could not cache the compiled component");
     }
@@ -58,11 +50,7 @@ fn store(component: &Component, path: &Path) -> anyhow::Result<()> {
     let dir = path.parent().expect("cache entries live in a directory");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let bytes = component.serialize()?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name().unwrap().to_string_lossy(),
-        std::process::id()
-    ));
+    let tmp = dir.join(format!(".{}.tmp{}", path.file_name().unwrap().to_string_lossy(), std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())

@@ -113,16 +113,8 @@ impl PluginSpec {
     /// The component in `path`, named after the file's stem.
     pub fn file(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        PluginSpec {
-            name,
-            source: PluginSource::File(path),
-            config: serde_json::json!({}),
-            limits: Limits::default(),
-        }
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        PluginSpec { name, source: PluginSource::File(path), config: serde_json::json!({}), limits: Limits::default() }
     }
 
     /// The same plugin with configuration `config`.
@@ -160,10 +152,7 @@ impl Default for HostConfig {
             database: data_dir().join("scratchpad.db"),
             cache_dir: Some(cache_dir()),
             tokenizer: Encoding::default(),
-            plugins: crate::embedded::DEFAULT_PLUGINS
-                .iter()
-                .map(|n| PluginSpec::embedded(n))
-                .collect(),
+            plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
             max_concurrent_calls: 64,
         }
     }
@@ -172,20 +161,15 @@ impl Default for HostConfig {
 impl HostConfig {
     /// The default configuration with the database at `path`.
     pub fn with_database(path: impl Into<PathBuf>) -> Self {
-        HostConfig {
-            database: path.into(),
-            ..HostConfig::default()
-        }
+        HostConfig { database: path.into(), ..HostConfig::default() }
     }
 
     /// Reads a TOML config file (format in the module docs) over the defaults. Every problem
     /// found is reported in one error, so a user fixes them in one pass.
     pub fn from_toml_file(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading config file {}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::from_toml_str(&text, base)
-            .with_context(|| format!("in config file {}", path.display()))
+        Self::from_toml_str(&text, base).with_context(|| format!("in config file {}", path.display()))
     }
 
     /// Parses TOML config text; relative paths are resolved against `base`.
@@ -208,9 +192,7 @@ impl HostConfig {
             }
             config.max_concurrent_calls = n;
         }
-        let defaults = file
-            .limits
-            .apply(Limits::default(), "limits", &mut problems);
+        let defaults = file.limits.apply(Limits::default(), "limits", &mut problems);
         if !file.plugin.is_empty() {
             config.plugins.clear();
         }
@@ -234,25 +216,14 @@ impl HostConfig {
                 None => serde_json::json!({}),
                 Some(table) => serde_json::to_value(table).expect("TOML tables convert to JSON"),
             };
-            let limits = plugin
-                .limits
-                .apply(defaults, &format!("{at}.limits"), &mut problems);
-            config.plugins.push(PluginSpec {
-                name: plugin.name,
-                source,
-                config: config_json,
-                limits,
-            });
+            let limits = plugin.limits.apply(defaults, &format!("{at}.limits"), &mut problems);
+            config.plugins.push(PluginSpec { name: plugin.name, source, config: config_json, limits });
         }
         if let Err(duplicate) = check_unique_names(&config.plugins) {
             problems.push(duplicate);
         }
         if !problems.is_empty() {
-            bail!(
-                "{} problem(s):\n  - {}",
-                problems.len(),
-                problems.join("\n  - ")
-            );
+            bail!("{} problem(s):\n  - {}", problems.len(), problems.join("\n  - "));
         }
         Ok(config)
     }
@@ -264,10 +235,7 @@ pub(crate) fn check_unique_names(plugins: &[PluginSpec]) -> Result<(), String> {
             return Err(format!("plugin #{} has an empty name", i + 1));
         }
         if plugins[..i].iter().any(|b| b.name == a.name) {
-            return Err(format!(
-                "two plugins are named `{}`; plugin names must be unique",
-                a.name
-            ));
+            return Err(format!("two plugins are named `{}`; plugin names must be unique", a.name));
         }
     }
     Ok(())
@@ -345,10 +313,7 @@ pub fn cache_dir() -> PathBuf {
 fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
     match std::env::var_os(var) {
         Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
-        _ => std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."))
-            .join(fallback),
+        _ => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(fallback),
     }
 }
 
@@ -369,18 +334,10 @@ mod tests {
             [plugin.limits]
             memory_bytes = 0
         "#;
-        let err = HostConfig::from_toml_str(text, Path::new("/"))
-            .unwrap_err()
-            .to_string();
+        let err = HostConfig::from_toml_str(text, Path::new("/")).unwrap_err().to_string();
         assert!(err.starts_with("3 problem(s)"), "{err}");
-        assert!(
-            err.contains("limits.call_timeout_ms must be greater than 0"),
-            "{err}"
-        );
-        assert!(
-            err.contains("no embedded component is named `nowhere`"),
-            "{err}"
-        );
+        assert!(err.contains("limits.call_timeout_ms must be greater than 0"), "{err}");
+        assert!(err.contains("no embedded component is named `nowhere`"), "{err}");
         assert!(err.contains("plugin[1] (`x`).limits.memory_bytes"), "{err}");
     }
 
@@ -398,9 +355,7 @@ mod tests {
         let config = HostConfig::from_toml_str(text, Path::new("/etc/agent")).unwrap();
         assert_eq!(config.plugins.len(), 1);
         let plugin = &config.plugins[0];
-        assert!(
-            matches!(&plugin.source, PluginSource::File(p) if p == Path::new("/etc/agent/mine.wasm"))
-        );
+        assert!(matches!(&plugin.source, PluginSource::File(p) if p == Path::new("/etc/agent/mine.wasm")));
         assert_eq!(plugin.config, serde_json::json!({"budget": 3}));
         assert_eq!(plugin.limits.call_timeout, Duration::from_millis(250));
         assert_eq!(plugin.limits.memory_bytes, Limits::default().memory_bytes);
@@ -409,9 +364,6 @@ mod tests {
     #[test]
     fn unknown_keys_are_refused() {
         let err = HostConfig::from_toml_str("databse = \"x\"", Path::new("/")).unwrap_err();
-        assert!(
-            format!("{err:#}").contains("unknown field `databse`"),
-            "{err:#}"
-        );
+        assert!(format!("{err:#}").contains("unknown field `databse`"), "{err:#}");
     }
 }

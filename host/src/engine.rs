@@ -36,9 +36,7 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32) -> anyhow::Result<Engine>
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    Engine::new(&config)
-        .map_err(anyhow::Error::from)
-        .context("creating the wasmtime engine")
+    Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")
 }
 
 /// A thread that advances an engine's epoch every [`EPOCH_TICK`] until dropped.
@@ -64,10 +62,7 @@ impl EpochTicker {
                 }
             })
             .expect("spawning the epoch thread");
-        EpochTicker {
-            stop,
-            thread: Some(thread),
-        }
+        EpochTicker { stop, thread: Some(thread) }
     }
 }
 

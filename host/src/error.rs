@@ -40,16 +40,11 @@ impl fmt::Display for PluginFailure {
         match self {
             PluginFailure::Timeout { limit_ms } => write!(f, "timed out after {limit_ms} ms"),
             PluginFailure::MemoryCap { limit_bytes } => {
-                write!(
-                    f,
-                    "exceeded its memory cap of {}",
-                    human_bytes(*limit_bytes)
-                )
+                write!(f, "exceeded its memory cap of {}", human_bytes(*limit_bytes))
             }
-            PluginFailure::OutputTooLarge { size, limit_bytes } => write!(
-                f,
-                "returned {size} bytes of output, over the output cap of {limit_bytes} bytes"
-            ),
+            PluginFailure::OutputTooLarge { size, limit_bytes } => {
+                write!(f, "returned {size} bytes of output, over the output cap of {limit_bytes} bytes")
+            }
             PluginFailure::StackOverflow => write!(f, "overflowed its call stack"),
             PluginFailure::Trap(message) => write!(f, "trapped: {message}"),
             PluginFailure::Contract(message) => write!(f, "broke the plugin contract: {message}"),
@@ -81,9 +76,7 @@ pub enum Error {
         error: ToolError,
     },
     /// No loaded plugin declares a tool of this name.
-    #[error(
-        "no loaded plugin offers a tool named `{0}`; list the tools with `scratchpad tools SESSION`"
-    )]
+    #[error("no loaded plugin offers a tool named `{0}`; list the tools with `scratchpad tools SESSION`")]
     UnknownTool(String),
     /// The session does not exist.
     #[error("session `{0}` does not exist; create it first (`scratchpad session create {0}`)")]
@@ -114,10 +107,7 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn invalid(what: &'static str, message: impl Into<String>) -> Self {
-        Error::InvalidInput {
-            what,
-            message: message.into(),
-        }
+        Error::InvalidInput { what, message: message.into() }
     }
 
     /// A short machine-readable name of the error's kind, used in JSON output.

@@ -5,14 +5,15 @@
 use serde::{Deserialize, Serialize};
 
 use crate::bindings::wit;
-use crate::capabilities::observation::ObservationData;
+use std::sync::Arc;
+
+use crate::capabilities::observation::{ObservationData, ObservationFacts};
 use crate::error::{Error, PluginFailure, Result};
 use crate::host::{Host, from_wit_injection};
 use crate::prompt::Prompt;
 use crate::sandbox::check_output;
 use crate::types::{
-    ContentKind, Observation, ObservationView, ToolCall, ToolError, ToolErrorKind, ToolOutput,
-    ToolSpec, TurnContext,
+    ContentKind, Observation, ObservationView, ToolCall, ToolError, ToolErrorKind, ToolOutput, ToolSpec, TurnContext,
 };
 
 /// A text one plugin returned, e.g. a pre-compaction warning turn.
@@ -40,31 +41,17 @@ impl Host {
         let _guard = self.lock(&turn.session_id).await;
         let session = self.session(&turn.session_id).await?;
         let wit_turn = self.enter_turn(turn).await?;
-        let mut prompt = Prompt {
-            injections: session.guidance,
-        };
+        let mut prompt = Prompt { injections: session.guidance };
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             let hook = "before-query";
             let injections = self
                 .run(index, &turn.session_id, hook, always, |p, store| {
                     let (turn, message) = (wit_turn.clone(), message.to_owned());
-                    Box::pin(async move {
-                        p.scratchpad_plugin_hooks()
-                            .call_before_query(store, &turn, &message)
-                            .await
-                    })
+                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_query(store, &turn, &message).await })
                 })
                 .await?;
-            check_output(
-                &loaded.info,
-                hook,
-                injections.iter().map(|i| i.text.len()).sum(),
-            )?;
-            prompt.injections.extend(
-                injections
-                    .into_iter()
-                    .map(|i| from_wit_injection(&loaded.info.name, i)),
-            );
+            check_output(&loaded.info, hook, injections.iter().map(|i| i.text.len()).sum())?;
+            prompt.injections.extend(injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
         }
         Ok(prompt)
     }
@@ -74,20 +61,10 @@ impl Host {
         let _guard = self.lock(&turn.session_id).await;
         let wit_turn = self.enter_turn(turn).await?;
         for index in 0..self.inner.plugins.len() {
-            self.run(
-                index,
-                &turn.session_id,
-                "after-response",
-                always,
-                |p, store| {
-                    let (turn, text) = (wit_turn.clone(), text.to_owned());
-                    Box::pin(async move {
-                        p.scratchpad_plugin_hooks()
-                            .call_after_response(store, &turn, &text)
-                            .await
-                    })
-                },
-            )
+            self.run(index, &turn.session_id, "after-response", always, |p, store| {
+                let (turn, text) = (wit_turn.clone(), text.to_owned());
+                Box::pin(async move { p.scratchpad_plugin_hooks().call_after_response(store, &turn, &text).await })
+            })
             .await?;
         }
         Ok(())
@@ -103,11 +80,7 @@ impl Host {
             let offered = self
                 .run(index, &turn.session_id, hook, always, |p, store| {
                     let turn = wit_turn.clone();
-                    Box::pin(async move {
-                        p.scratchpad_plugin_tools()
-                            .call_list_tools(store, &turn)
-                            .await
-                    })
+                    Box::pin(async move { p.scratchpad_plugin_tools().call_list_tools(store, &turn).await })
                 })
                 .await?;
             for spec in offered {
@@ -134,12 +107,7 @@ impl Host {
 
     /// Runs the tool `name` with `arguments` (JSON text) in its owning plugin. A tool error is
     /// [`Error::Tool`], and a failed call changes nothing.
-    pub async fn call_tool(
-        &self,
-        turn: &TurnContext,
-        name: &str,
-        arguments: &str,
-    ) -> Result<ToolOutput> {
+    pub async fn call_tool(&self, turn: &TurnContext, name: &str, arguments: &str) -> Result<ToolOutput> {
         let Some(&index) = self.inner.tool_owner.get(name) else {
             return Err(Error::UnknownTool(name.to_owned()));
         };
@@ -149,22 +117,16 @@ impl Host {
         let hook = format!("tool {name}");
         let result = self
             .run(index, &turn.session_id, &hook, if_ok, |p, store| {
-                let (turn, name, arguments) =
-                    (wit_turn.clone(), name.to_owned(), arguments.to_owned());
-                Box::pin(async move {
-                    p.scratchpad_plugin_tools()
-                        .call_call_tool(store, &turn, &name, &arguments)
-                        .await
-                })
+                let (turn, name, arguments) = (wit_turn.clone(), name.to_owned(), arguments.to_owned());
+                Box::pin(
+                    async move { p.scratchpad_plugin_tools().call_call_tool(store, &turn, &name, &arguments).await },
+                )
             })
             .await?;
         match result {
             Ok(output) => {
                 check_output(&loaded.info, &hook, output.content.len())?;
-                Ok(ToolOutput {
-                    plugin: loaded.info.name.clone(),
-                    content: output.content,
-                })
+                Ok(ToolOutput { plugin: loaded.info.name.clone(), content: output.content })
             }
             Err(error) => Err(Error::Tool {
                 plugin: loaded.info.name.clone(),
@@ -183,19 +145,13 @@ impl Host {
         let mut arguments = call.arguments.clone();
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             let hook = "before-tool-call";
-            let current = wit::ToolCall {
-                name: call.name.clone(),
-                arguments: arguments.clone(),
-                step: call.step,
-            };
+            let current = wit::ToolCall { name: call.name.clone(), arguments: arguments.clone(), step: call.step };
             let result = self
                 .run(index, &turn.session_id, hook, if_ok, |p, store| {
                     let (turn, call) = (wit_turn.clone(), current.clone());
-                    Box::pin(async move {
-                        p.scratchpad_plugin_hooks()
-                            .call_before_tool_call(store, &turn, &call)
-                            .await
-                    })
+                    Box::pin(
+                        async move { p.scratchpad_plugin_hooks().call_before_tool_call(store, &turn, &call).await },
+                    )
                 })
                 .await?;
             match result {
@@ -226,44 +182,28 @@ impl Host {
     ) -> Result<ObservationView> {
         let _guard = self.lock(&turn.session_id).await;
         let wit_turn = self.enter_turn(turn).await?;
-        let wit_call = wit::ToolCall {
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            step: call.step,
-        };
-        let mut current = observation.clone();
-        let mut view = ObservationView {
-            replaced_by: None,
-            replacement: None,
-        };
+        let wit_call = wit::ToolCall { name: call.name.clone(), arguments: call.arguments.clone(), step: call.step };
+        let mut current = Arc::new(ObservationFacts::new(observation));
+        let mut view = ObservationView { replaced_by: None, replacement: None };
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             let hook = "after-tool-result";
             let replacement = self
                 .run(index, &turn.session_id, hook, always, |p, store| {
-                    let (turn, call, data) = (
-                        wit_turn.clone(),
-                        wit_call.clone(),
-                        ObservationData::new(&current),
-                    );
+                    let (turn, call, data) = (wit_turn.clone(), wit_call.clone(), ObservationData(current.clone()));
                     Box::pin(async move {
                         let handle = store.data_mut().table.push(data)?;
-                        p.scratchpad_plugin_hooks()
-                            .call_after_tool_result(store, &turn, &call, handle)
-                            .await
+                        p.scratchpad_plugin_hooks().call_after_tool_result(store, &turn, &call, handle).await
                     })
                 })
                 .await?;
             if let Some(text) = replacement {
                 check_output(&loaded.info, hook, text.len())?;
-                current = Observation {
+                current = Arc::new(ObservationFacts::new(&Observation {
                     bytes: text.clone().into_bytes().into(),
                     kind: Some(ContentKind::Text),
                     metadata: observation.metadata.clone(),
-                };
-                view = ObservationView {
-                    replaced_by: Some(loaded.info.name.clone()),
-                    replacement: Some(text),
-                };
+                }));
+                view = ObservationView { replaced_by: Some(loaded.info.name.clone()), replacement: Some(text) };
             }
         }
         Ok(view)
@@ -279,19 +219,12 @@ impl Host {
             let warning = self
                 .run(index, &turn.session_id, hook, always, |p, store| {
                     let turn = wit_turn.clone();
-                    Box::pin(async move {
-                        p.scratchpad_plugin_hooks()
-                            .call_before_compaction(store, &turn)
-                            .await
-                    })
+                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_compaction(store, &turn).await })
                 })
                 .await?;
             if let Some(text) = warning {
                 check_output(&loaded.info, hook, text.len())?;
-                warnings.push(PluginText {
-                    plugin: loaded.info.name.clone(),
-                    text,
-                });
+                warnings.push(PluginText { plugin: loaded.info.name.clone(), text });
             }
         }
         Ok(warnings)
@@ -302,30 +235,17 @@ impl Host {
         let _guard = self.lock(&turn.session_id).await;
         let wit_turn = self.enter_turn(turn).await?;
         for index in 0..self.inner.plugins.len() {
-            self.run(
-                index,
-                &turn.session_id,
-                "after-compaction",
-                always,
-                |p, store| {
-                    let turn = wit_turn.clone();
-                    Box::pin(async move {
-                        p.scratchpad_plugin_hooks()
-                            .call_after_compaction(store, &turn)
-                            .await
-                    })
-                },
-            )
+            self.run(index, &turn.session_id, "after-compaction", always, |p, store| {
+                let turn = wit_turn.clone();
+                Box::pin(async move { p.scratchpad_plugin_hooks().call_after_compaction(store, &turn).await })
+            })
             .await?;
         }
         let session = turn.session_id.clone();
         self.inner
             .db
             .run(move |conn| {
-                conn.execute(
-                    "UPDATE sessions SET compaction_count = compaction_count + 1 WHERE id = ?1",
-                    [&session],
-                )?;
+                conn.execute("UPDATE sessions SET compaction_count = compaction_count + 1 WHERE id = ?1", [&session])?;
                 Ok(())
             })
             .await

@@ -13,9 +13,10 @@ use crate::capabilities::CallState;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::config::{HostConfig, check_unique_names};
-use crate::db::Db;
+use crate::db::blobs::{self, BlobEntry};
 use crate::db::sessions::{self, PluginInit, SessionRecord};
 use crate::db::state::{self, Commit};
+use crate::db::{Db, now_ms};
 use crate::error::{Error, Result};
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
 use crate::sandbox::{CallFuture, Sandbox, check_output};
@@ -64,16 +65,8 @@ impl Host {
     /// component, wrong contract, bad configuration) or when two plugins declare the same
     /// tool.
     pub async fn open(config: HostConfig) -> Result<Host> {
-        check_unique_names(&config.plugins).map_err(|message| Error::Load {
-            plugin: "config".into(),
-            message,
-        })?;
-        let max_memory = config
-            .plugins
-            .iter()
-            .map(|p| p.limits.memory_bytes)
-            .max()
-            .unwrap_or(1 << 20);
+        check_unique_names(&config.plugins).map_err(|message| Error::Load { plugin: "config".into(), message })?;
+        let max_memory = config.plugins.iter().map(|p| p.limits.memory_bytes).max().unwrap_or(1 << 20);
         let engine = crate::engine::build(max_memory, config.max_concurrent_calls)?;
         let sandbox = Sandbox::new(engine, config.max_concurrent_calls)?;
         let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
@@ -82,8 +75,7 @@ impl Host {
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
         for spec in &config.plugins {
-            let loaded =
-                plugin::load(&sandbox, spec, config.cache_dir.as_deref(), &tokenizer).await?;
+            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref(), &tokenizer).await?;
             for tool in &loaded.tools {
                 if let Some(&owner) = tool_owner.get(&tool.name) {
                     let owner: &LoadedPlugin = &plugins[owner];
@@ -102,14 +94,7 @@ impl Host {
         }
         tracing::info!(database = %config.database.display(), plugins = plugins.len(), "host ready");
         Ok(Host {
-            inner: Arc::new(Inner {
-                db,
-                sandbox,
-                plugins,
-                tool_owner,
-                tokenizer,
-                locks: Mutex::new(HashMap::new()),
-            }),
+            inner: Arc::new(Inner { db, sandbox, plugins, tool_owner, tokenizer, locks: Mutex::new(HashMap::new()) }),
         })
     }
 
@@ -120,11 +105,7 @@ impl Host {
 
     /// The loaded plugins, in call order.
     pub fn plugins(&self) -> Vec<PluginSummary> {
-        self.inner
-            .plugins
-            .iter()
-            .map(LoadedPlugin::summary)
-            .collect()
+        self.inner.plugins.iter().map(LoadedPlugin::summary).collect()
     }
 
     /// Tokens in `text` with the host's tokenizer.
@@ -158,15 +139,10 @@ impl Host {
             return Err(Error::SessionExists(id.to_owned()));
         }
         if !parent_exists {
-            return Err(Error::SessionNotFound(
-                origin.parent().unwrap_or_default().to_owned(),
-            ));
+            return Err(Error::SessionNotFound(origin.parent().unwrap_or_default().to_owned()));
         }
 
-        let info = wit::SessionInfo {
-            session_id: id.to_owned(),
-            origin: to_wit_origin(&origin),
-        };
+        let info = wit::SessionInfo { session_id: id.to_owned(), origin: to_wit_origin(&origin) };
         let mut guidance = Vec::new();
         let mut inits = Vec::new();
         for loaded in &self.inner.plugins {
@@ -175,33 +151,13 @@ impl Host {
             let (setup, call) = self
                 .inner
                 .sandbox
-                .call(
-                    &loaded.pre,
-                    &loaded.info,
-                    scope,
-                    &self.inner.tokenizer,
-                    hook,
-                    |p, store| {
-                        let info = info.clone();
-                        Box::pin(async move {
-                            p.scratchpad_plugin_hooks()
-                                .call_before_session_create(store, &info)
-                                .await
-                        })
-                    },
-                )
+                .call(&loaded.pre, &loaded.info, scope, None, &self.inner.tokenizer, hook, |p, store| {
+                    let info = info.clone();
+                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await })
+                })
                 .await?;
-            check_output(
-                &loaded.info,
-                hook,
-                setup.injections.iter().map(|i| i.text.len()).sum(),
-            )?;
-            guidance.extend(
-                setup
-                    .injections
-                    .into_iter()
-                    .map(|i| from_wit_injection(&loaded.info.name, i)),
-            );
+            check_output(&loaded.info, hook, setup.injections.iter().map(|i| i.text.len()).sum())?;
+            guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
             inits.push(PluginInit {
                 plugin: loaded.info.name.clone(),
                 inherit: setup.inherit_parent_state && origin.parent().is_some(),
@@ -210,10 +166,7 @@ impl Host {
         }
         let id_owned = id.to_owned();
         let stored_guidance = guidance.clone();
-        self.inner
-            .db
-            .run(move |conn| sessions::create(conn, &id_owned, &origin, &stored_guidance, &inits))
-            .await?;
+        self.inner.db.run(move |conn| sessions::create(conn, &id_owned, &origin, &stored_guidance, &inits)).await?;
         Ok(guidance)
     }
 
@@ -236,15 +189,28 @@ impl Host {
     pub async fn state(&self, id: &str) -> Result<Vec<StateEntry>> {
         self.session(id).await?;
         let probe = id.to_owned();
-        let rows = self
-            .inner
-            .db
-            .run(move |conn| state::dump(conn, &probe))
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(plugin, key, value)| StateEntry { plugin, key, value })
-            .collect())
+        let rows = self.inner.db.run(move |conn| state::dump(conn, &probe)).await?;
+        Ok(rows.into_iter().map(|(plugin, key, value)| StateEntry { plugin, key, value }).collect())
+    }
+
+    /// Every offloaded observation of session `id` (any plugin, any turn), oldest first.
+    pub async fn observations(&self, id: &str) -> Result<Vec<BlobEntry>> {
+        self.session(id).await?;
+        let probe = id.to_owned();
+        self.inner.db.run(move |conn| blobs::list(conn, None, &probe, None)).await
+    }
+
+    /// Removes every expired observation now (the host also does it at the start of every
+    /// turn); returns how many.
+    pub async fn gc(&self) -> Result<u32> {
+        self.inner.db.run(|conn| blobs::gc(conn, None, now_ms() as u64)).await
+    }
+
+    /// Linear memory of plugin `name`'s last call: (size at instantiation, peak), in bytes.
+    /// The host reads it from the call's resource limiter.
+    pub fn last_call_memory(&self, name: &str) -> Option<(u64, u64)> {
+        let plugin = self.inner.plugins.iter().find(|p| p.info.name == name)?;
+        Some(*plugin.last_memory.lock().unwrap())
     }
 
     /// Serializes calls on one session within this process.
@@ -274,7 +240,14 @@ impl Host {
         let index = self
             .inner
             .db
-            .run(move |conn| sessions::enter_turn(conn, &session, &turn_id))
+            .run(move |conn| {
+                let (index, new) = sessions::enter_turn(conn, &session, &turn_id)?;
+                // Seed 004: expired observations are collected at the start of every turn.
+                if new {
+                    blobs::gc(conn, None, now_ms() as u64)?;
+                }
+                Ok(index)
+            })
             .await?;
         Ok(wit::Turn {
             session_id: turn.session_id.clone(),
@@ -304,34 +277,26 @@ impl Host {
         let name = loaded.info.name.clone();
         for _ in 0..MAX_COMMIT_ATTEMPTS {
             let (plugin, probe) = (name.clone(), session.to_owned());
-            let snapshot = self
-                .inner
-                .db
-                .run(move |conn| state::load(conn, &plugin, &probe))
-                .await?;
+            let snapshot = self.inner.db.run(move |conn| state::load(conn, &plugin, &probe)).await?;
             let version = snapshot.version;
             let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
+            let blob_scope = Some((self.inner.db.clone(), name.clone(), session.to_owned()));
             let (value, call) = self
                 .inner
                 .sandbox
-                .call(
-                    &loaded.pre,
-                    &loaded.info,
-                    scope,
-                    &self.inner.tokenizer,
-                    hook,
-                    &f,
-                )
+                .call(&loaded.pre, &loaded.info, scope, blob_scope, &self.inner.tokenizer, hook, &f)
                 .await?;
+            *loaded.last_memory.lock().unwrap() = call.limiter.usage();
+            let blobs = call.pending_blobs;
             let writes = call.scope.into_writes();
-            if writes.is_empty() || !keep(&value) {
+            if (writes.is_empty() && blobs.is_empty()) || !keep(&value) {
                 return Ok(value);
             }
             let (plugin, probe) = (name.clone(), session.to_owned());
             let outcome = self
                 .inner
                 .db
-                .run(move |conn| state::commit(conn, &plugin, &probe, version, &writes))
+                .run(move |conn| state::commit(conn, &plugin, &probe, version, &writes, &blobs))
                 .await?;
             match outcome {
                 Commit::Done => return Ok(value),
@@ -352,10 +317,7 @@ pub(crate) fn check_id(what: &'static str, id: &str) -> Result<()> {
         return Err(Error::invalid(what, "must not be empty"));
     }
     if id.len() > MAX_ID_BYTES {
-        return Err(Error::invalid(
-            what,
-            format!("is {} bytes long; the limit is {MAX_ID_BYTES}", id.len()),
-        ));
+        return Err(Error::invalid(what, format!("is {} bytes long; the limit is {MAX_ID_BYTES}", id.len())));
     }
     if id.chars().any(char::is_control) {
         return Err(Error::invalid(what, "must not contain control characters"));
@@ -366,10 +328,9 @@ pub(crate) fn check_id(what: &'static str, id: &str) -> Result<()> {
 fn to_wit_origin(origin: &Origin) -> wit::Origin {
     match origin {
         Origin::New => wit::Origin::New,
-        Origin::Spawn { parent, copy } => wit::Origin::Spawn(wit::SpawnOrigin {
-            parent: parent.clone(),
-            copy_requested: *copy,
-        }),
+        Origin::Spawn { parent, copy } => {
+            wit::Origin::Spawn(wit::SpawnOrigin { parent: parent.clone(), copy_requested: *copy })
+        }
         Origin::Fork { parent } => wit::Origin::Fork(parent.clone()),
     }
 }
@@ -382,9 +343,5 @@ pub(crate) fn from_wit_injection(plugin: &str, injection: wit::Injection) -> Inj
         wit::Placement::PrependContext => Placement::PrependContext,
         wit::Placement::AppendContext => Placement::AppendContext,
     };
-    Injection {
-        plugin: plugin.to_owned(),
-        placement,
-        text: injection.text,
-    }
+    Injection { plugin: plugin.to_owned(), placement, text: injection.text }
 }

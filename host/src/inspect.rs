@@ -23,39 +23,24 @@ pub struct Inspection {
 }
 
 /// Inspects the component `bytes`, configured with `config` (a JSON object).
-pub async fn inspect(
-    name: &str,
-    bytes: Arc<[u8]>,
-    config: serde_json::Value,
-) -> anyhow::Result<Inspection> {
+pub async fn inspect(name: &str, bytes: Arc<[u8]>, config: serde_json::Value) -> anyhow::Result<Inspection> {
     let engine = crate::engine::build(64 << 20, 2)?;
     let (imports, exports) = match Component::new(&engine, &bytes) {
         Ok(component) => {
             let ty = component.component_type();
             (
-                ty.imports(&engine)
-                    .map(|(name, _)| name.to_owned())
-                    .collect(),
-                ty.exports(&engine)
-                    .map(|(name, _)| name.to_owned())
-                    .collect(),
+                ty.imports(&engine).map(|(name, _)| name.to_owned()).collect(),
+                ty.exports(&engine).map(|(name, _)| name.to_owned()).collect(),
             )
         }
         Err(_) => (Vec::new(), Vec::new()),
     };
     let sandbox = Sandbox::new(engine, 2)?;
-    let spec = PluginSpec {
-        source: PluginSource::Bytes(bytes),
-        ..PluginSpec::embedded(name).with_config(config)
-    };
+    let spec = PluginSpec { source: PluginSource::Bytes(bytes), ..PluginSpec::embedded(name).with_config(config) };
     let tokenizer = Arc::new(Tokenizer::new(Encoding::default()));
     let plugin = crate::plugin::load(&sandbox, &spec, None, &tokenizer)
         .await
         .map(|loaded| loaded.tools)
         .map_err(|e| e.to_string());
-    Ok(Inspection {
-        imports,
-        exports,
-        plugin,
-    })
+    Ok(Inspection { imports, exports, plugin })
 }

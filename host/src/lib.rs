@@ -43,6 +43,7 @@ mod types;
 
 pub use capabilities::tokens::Tokenizer;
 pub use config::{Encoding, HostConfig, Limits, PluginSource, PluginSpec};
+pub use db::blobs::BlobEntry;
 pub use db::sessions::SessionRecord;
 pub use error::{Error, PluginFailure, Result};
 pub use hooks::PluginText;
@@ -51,6 +52,6 @@ pub use inspect::{Inspection, inspect};
 pub use plugin::{PluginSummary, WORLD};
 pub use prompt::{Prompt, RenderedPrompt};
 pub use types::{
-    ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError,
-    ToolErrorKind, ToolOutput, ToolSpec, TurnContext,
+    ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,
+    ToolOutput, ToolSpec, TurnContext,
 };

@@ -26,6 +26,8 @@ pub(crate) struct LoadedPlugin {
     pub(crate) pre: PluginPre<CallState>,
     /// Every tool the plugin declared in its manifest.
     pub(crate) tools: Vec<ToolSpec>,
+    /// Linear memory of the last call: (at instantiation, peak), bytes.
+    pub(crate) last_memory: std::sync::Mutex<(u64, u64)>,
 }
 
 /// What `scratchpad plugins` and `inspect` show about a plugin.
@@ -47,12 +49,7 @@ pub struct PluginSummary {
 
 impl LoadedPlugin {
     pub(crate) fn summary(&self) -> PluginSummary {
-        let Limits {
-            call_timeout,
-            memory_bytes,
-            storage_quota_bytes,
-            output_bytes,
-        } = self.info.limits;
+        let Limits { call_timeout, memory_bytes, storage_quota_bytes, output_bytes } = self.info.limits;
         PluginSummary {
             name: self.info.name.clone(),
             tools: self.tools.clone(),
@@ -71,10 +68,7 @@ pub(crate) async fn load(
     cache_dir: Option<&Path>,
     tokenizer: &Arc<Tokenizer>,
 ) -> Result<LoadedPlugin, Error> {
-    let refuse = |message: String| Error::Load {
-        plugin: spec.name.clone(),
-        message,
-    };
+    let refuse = |message: String| Error::Load { plugin: spec.name.clone(), message };
     let bytes: Arc<[u8]> = match &spec.source {
         PluginSource::Embedded(name) => crate::embedded::component(name)
             .ok_or_else(|| refuse(format!("no embedded component is named `{name}`")))?
@@ -87,45 +81,36 @@ pub(crate) async fn load(
     };
     check_header(&bytes).map_err(refuse)?;
     if !spec.config.is_object() {
-        return Err(refuse(
-            "its configuration must be a JSON object (a TOML table)".into(),
-        ));
+        return Err(refuse("its configuration must be a JSON object (a TOML table)".into()));
     }
 
     let engine = sandbox.engine.clone();
     let cache = cache_dir.map(Path::to_owned);
-    let component = tokio::task::spawn_blocking(move || {
-        crate::cache::load_component(&engine, &bytes, cache.as_deref())
-    })
-    .await
-    .map_err(|e| refuse(format!("compiling panicked: {e}")))?
-    .map_err(|e| refuse(format!("not a valid component: {e:#}")))?;
+    let component =
+        tokio::task::spawn_blocking(move || crate::cache::load_component(&engine, &bytes, cache.as_deref()))
+            .await
+            .map_err(|e| refuse(format!("compiling panicked: {e}")))?
+            .map_err(|e| refuse(format!("not a valid component: {e:#}")))?;
 
     let instance_pre = sandbox
         .linker
         .instantiate_pre(&component)
         .map_err(|e| refuse(format!("it does not fit the {WORLD} world: {e:#}")))?;
     let pre = PluginPre::new(instance_pre).map_err(|e| {
-        refuse(format!(
-            "it does not export the {WORLD} world (built against another version of the contract?): {e:#}"
-        ))
+        refuse(format!("it does not export the {WORLD} world (built against another version of the contract?): {e:#}"))
     })?;
 
-    let info = Arc::new(PluginInfo {
-        name: spec.name.clone(),
-        limits: spec.limits,
-        config_json: spec.config.to_string(),
-    });
+    let info =
+        Arc::new(PluginInfo { name: spec.name.clone(), limits: spec.limits, config_json: spec.config.to_string() });
     let scope = Scope::new(Snapshot::default(), spec.limits.storage_quota_bytes);
     let (manifest, _) = sandbox
-        .call(&pre, &info, scope, tokenizer, "load", |plugin, store| {
+        .call(&pre, &info, scope, None, tokenizer, "load", |plugin, store| {
             Box::pin(plugin.scratchpad_plugin_lifecycle().call_load(store))
         })
         .await?;
-    let manifest =
-        manifest.map_err(|message| refuse(format!("it refused its configuration: {message}")))?;
+    let manifest = manifest.map_err(|message| refuse(format!("it refused its configuration: {message}")))?;
     let tools = check_tools(&spec.name, manifest.tools).map_err(refuse)?;
-    Ok(LoadedPlugin { info, pre, tools })
+    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default() })
 }
 
 /// Says what the bytes are when they are not a component.
@@ -134,9 +119,7 @@ fn check_header(bytes: &[u8]) -> Result<(), String> {
     const COMPONENT: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
     const CORE_MODULE: [u8; 4] = [0x01, 0x00, 0x00, 0x00];
     if bytes.len() < 8 || &bytes[..4] != MAGIC {
-        return Err(
-            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
-        );
+        return Err("not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into());
     }
     match <[u8; 4]>::try_from(&bytes[4..8]).unwrap() {
         COMPONENT => Ok(()),
@@ -144,24 +127,16 @@ fn check_header(bytes: &[u8]) -> Result<(), String> {
             "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 \
              against the {WORLD} world"
         )),
-        other => Err(format!(
-            "unsupported WebAssembly version/layer {other:02x?}"
-        )),
+        other => Err(format!("unsupported WebAssembly version/layer {other:02x?}")),
     }
 }
 
 /// Validates a manifest's tools: well-formed, unique names and JSON parameter schemas.
-fn check_tools(
-    plugin: &str,
-    declared: Vec<crate::bindings::wit::ToolSpec>,
-) -> Result<Vec<ToolSpec>, String> {
+fn check_tools(plugin: &str, declared: Vec<crate::bindings::wit::ToolSpec>) -> Result<Vec<ToolSpec>, String> {
     let mut tools: Vec<ToolSpec> = Vec::with_capacity(declared.len());
     for tool in declared {
         let name_ok = (1..=64).contains(&tool.name.len())
-            && tool
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+            && tool.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
         if !name_ok {
             return Err(format!(
                 "its manifest declares an invalid tool name {:?} (1 to 64 of [A-Za-z0-9_.-])",
@@ -169,16 +144,10 @@ fn check_tools(
             ));
         }
         if tools.iter().any(|t| t.name == tool.name) {
-            return Err(format!(
-                "its manifest declares the tool `{}` twice",
-                tool.name
-            ));
+            return Err(format!("its manifest declares the tool `{}` twice", tool.name));
         }
         if let Err(e) = serde_json::from_str::<serde_json::Value>(&tool.parameters) {
-            return Err(format!(
-                "the parameters schema of tool `{}` is not JSON: {e}",
-                tool.name
-            ));
+            return Err(format!("the parameters schema of tool `{}` is not JSON: {e}", tool.name));
         }
         tools.push(ToolSpec {
             plugin: plugin.to_owned(),
@@ -197,25 +166,9 @@ mod tests {
     #[test]
     fn headers_say_what_the_bytes_are() {
         assert!(check_header(b"\0asm\x0d\x00\x01\x00").is_ok());
-        assert!(
-            check_header(b"\0asm\x01\x00\x00\x00")
-                .unwrap_err()
-                .contains("core WebAssembly module")
-        );
-        assert!(
-            check_header(b"hello world!")
-                .unwrap_err()
-                .contains("not a WebAssembly file")
-        );
-        assert!(
-            check_header(b"\0asm")
-                .unwrap_err()
-                .contains("not a WebAssembly file")
-        );
-        assert!(
-            check_header(b"\0asm\x0e\x00\x01\x00")
-                .unwrap_err()
-                .contains("unsupported")
-        );
+        assert!(check_header(b"\0asm\x01\x00\x00\x00").unwrap_err().contains("core WebAssembly module"));
+        assert!(check_header(b"hello world!").unwrap_err().contains("not a WebAssembly file"));
+        assert!(check_header(b"\0asm").unwrap_err().contains("not a WebAssembly file"));
+        assert!(check_header(b"\0asm\x0e\x00\x01\x00").unwrap_err().contains("unsupported"));
     }
 }

@@ -29,9 +29,7 @@ pub struct RenderedPrompt {
 impl Prompt {
     /// The injections of one placement, in order.
     pub fn at(&self, placement: Placement) -> impl Iterator<Item = &Injection> {
-        self.injections
-            .iter()
-            .filter(move |i| i.placement == placement)
+        self.injections.iter().filter(move |i| i.placement == placement)
     }
 
     /// The texts of one placement joined by blank lines (empty when there are none).
@@ -59,10 +57,7 @@ impl Prompt {
 }
 
 fn join<'a>(parts: impl Iterator<Item = &'a str>) -> String {
-    parts
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    parts.filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n\n")
 }
 
 #[cfg(test)]
@@ -70,11 +65,7 @@ mod tests {
     use super::*;
 
     fn inj(placement: Placement, text: &str) -> Injection {
-        Injection {
-            plugin: "p".into(),
-            placement,
-            text: text.into(),
-        }
+        Injection { plugin: "p".into(), placement, text: text.into() }
     }
 
     #[test]
@@ -90,21 +81,12 @@ mod tests {
         };
         let rendered = prompt.render("You are helpful.", "continue with step 2");
         assert_eq!(rendered.system, "first\n\nYou are helpful.\n\nguidance");
-        assert_eq!(
-            rendered.user,
-            "[block]\n\n[second block]\n\ncontinue with step 2\n\nafter"
-        );
+        assert_eq!(rendered.user, "[block]\n\n[second block]\n\ncontinue with step 2\n\nafter");
     }
 
     #[test]
     fn an_empty_prompt_renders_the_message_alone() {
         let rendered = Prompt::default().render("", "hi");
-        assert_eq!(
-            rendered,
-            RenderedPrompt {
-                system: String::new(),
-                user: "hi".into()
-            }
-        );
+        assert_eq!(rendered, RenderedPrompt { system: String::new(), user: "hi".into() });
     }
 }

@@ -19,6 +19,7 @@ use crate::bindings::{Plugin, PluginPre};
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo};
+use crate::db::Db;
 use crate::engine::EpochTicker;
 use crate::error::{Error, PluginFailure};
 
@@ -44,12 +45,7 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |state| state)?;
         let ticker = EpochTicker::start(&engine);
-        Ok(Sandbox {
-            engine,
-            linker,
-            permits: Semaphore::new(max_concurrent_calls as usize),
-            _ticker: ticker,
-        })
+        Ok(Sandbox { engine, linker, permits: Semaphore::new(max_concurrent_calls as usize), _ticker: ticker })
     }
 
     /// Runs `f` against a fresh instance of `pre`. On success returns its value and the call's
@@ -59,6 +55,7 @@ impl Sandbox {
         pre: &PluginPre<CallState>,
         plugin: &Arc<PluginInfo>,
         scope: Scope,
+        blob_scope: Option<(Db, String, String)>,
         tokenizer: &Arc<Tokenizer>,
         hook: &str,
         f: F,
@@ -67,28 +64,19 @@ impl Sandbox {
         R: Send,
         F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
     {
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
+        let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
         let span = tracing::debug_span!("plugin_call", plugin = %plugin.name, hook);
         let _enter = span.enter();
 
-        let mut store = Store::new(
-            &self.engine,
-            CallState::new(plugin.clone(), scope, tokenizer.clone()),
-        );
+        let mut state = CallState::new(plugin.clone(), scope, tokenizer.clone());
+        state.blob_scope = blob_scope;
+        let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
         let timeout = plugin.limits.call_timeout;
         let started = Instant::now();
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
-            if started.elapsed() >= timeout {
-                Err(DeadlineExceeded.into())
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
+            if started.elapsed() >= timeout { Err(DeadlineExceeded.into()) } else { Ok(UpdateDeadline::Yield(1)) }
         });
 
         let result = match pre.instantiate_async(&mut store).await {
@@ -101,11 +89,7 @@ impl Sandbox {
             Err(error) => {
                 let failure = classify(&error, plugin, store.data().stderr_tail());
                 tracing::warn!(plugin = %plugin.name, hook, %failure, "plugin call failed");
-                Err(Error::Plugin {
-                    plugin: plugin.name.clone(),
-                    hook: hook.to_owned(),
-                    failure,
-                })
+                Err(Error::Plugin { plugin: plugin.name.clone(), hook: hook.to_owned(), failure })
             }
         }
     }
@@ -114,20 +98,14 @@ impl Sandbox {
 /// Turns a wasmtime error into the failure users read.
 fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>) -> PluginFailure {
     if error.downcast_ref::<DeadlineExceeded>().is_some() {
-        return PluginFailure::Timeout {
-            limit_ms: plugin.limits.call_timeout.as_millis() as u64,
-        };
+        return PluginFailure::Timeout { limit_ms: plugin.limits.call_timeout.as_millis() as u64 };
     }
     if let Some(cap) = error.downcast_ref::<MemoryCapExceeded>() {
-        return PluginFailure::MemoryCap {
-            limit_bytes: cap.limit_bytes,
-        };
+        return PluginFailure::MemoryCap { limit_bytes: cap.limit_bytes };
     }
     match error.downcast_ref::<Trap>() {
         Some(Trap::StackOverflow) => PluginFailure::StackOverflow,
-        Some(Trap::Interrupt) => PluginFailure::Timeout {
-            limit_ms: plugin.limits.call_timeout.as_millis() as u64,
-        },
+        Some(Trap::Interrupt) => PluginFailure::Timeout { limit_ms: plugin.limits.call_timeout.as_millis() as u64 },
         trap => {
             let mut message = match trap {
                 Some(trap) => format!("wasm trap: {trap}"),
@@ -148,10 +126,7 @@ pub(crate) fn check_output(plugin: &PluginInfo, hook: &str, size: usize) -> Resu
         return Err(Error::Plugin {
             plugin: plugin.name.clone(),
             hook: hook.to_owned(),
-            failure: PluginFailure::OutputTooLarge {
-                size: size as u64,
-                limit_bytes,
-            },
+            failure: PluginFailure::OutputTooLarge { size: size as u64, limit_bytes },
         });
     }
     Ok(())

@@ -21,12 +21,8 @@ pub enum Placement {
 
 impl Placement {
     /// All placements, in the order they appear in a rendered prompt.
-    pub const ALL: [Placement; 4] = [
-        Placement::PrependSystem,
-        Placement::AppendSystem,
-        Placement::PrependContext,
-        Placement::AppendContext,
-    ];
+    pub const ALL: [Placement; 4] =
+        [Placement::PrependSystem, Placement::AppendSystem, Placement::PrependContext, Placement::AppendContext];
 
     /// The placement's name as written in the WIT contract and in JSON output.
     pub fn as_str(self) -> &'static str {
@@ -98,12 +94,7 @@ pub struct TurnContext {
 impl TurnContext {
     /// A turn of `session_id` with id `turn_id` and no token figures.
     pub fn new(session_id: impl Into<String>, turn_id: impl Into<String>) -> Self {
-        TurnContext {
-            session_id: session_id.into(),
-            turn_id: turn_id.into(),
-            tokens_used: None,
-            context_window: None,
-        }
+        TurnContext { session_id: session_id.into(), turn_id: turn_id.into(), tokens_used: None, context_window: None }
     }
 
     /// The same turn with the runtime's token figures.
@@ -141,11 +132,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call of `name` with `arguments` (JSON text) as step `step` of its turn.
     pub fn new(name: impl Into<String>, arguments: impl Into<String>, step: u32) -> Self {
-        ToolCall {
-            name: name.into(),
-            arguments: arguments.into(),
-            step,
-        }
+        ToolCall { name: name.into(), arguments: arguments.into(), step }
     }
 }
 
@@ -230,11 +217,7 @@ impl Observation {
 
     /// An observation of raw bytes whose kind the host sniffs.
     pub fn bytes(bytes: impl Into<std::sync::Arc<[u8]>>) -> Self {
-        Observation {
-            bytes: bytes.into(),
-            kind: None,
-            metadata: serde_json::json!({}),
-        }
+        Observation { bytes: bytes.into(), kind: None, metadata: serde_json::json!({}) }
     }
 
     /// The same observation with the tool's metadata.

@@ -10,21 +10,14 @@ fn scratchpad(db: &Path, args: &[&str]) -> Output {
         .arg("--db")
         .arg(db)
         .args(args)
-        .env(
-            "XDG_CACHE_HOME",
-            std::env::temp_dir().join("scratchpad-test-cache-cli"),
-        )
+        .env("XDG_CACHE_HOME", std::env::temp_dir().join("scratchpad-test-cache-cli"))
         .output()
         .expect("running scratchpad")
 }
 
 fn json_of(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&output.stdout)))
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -35,76 +28,34 @@ fn text(bytes: &[u8]) -> String {
 fn state_written_by_one_process_is_injected_by_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    assert!(
-        scratchpad(&db, &["session", "create", "s1"])
-            .status
-            .success()
-    );
-    let set = scratchpad(
-        &db,
-        &[
-            "call",
-            "s1",
-            "session.scratchpad",
-            r#"{"action":"set_plan","content":"1. ship it"}"#,
-        ],
-    );
+    assert!(scratchpad(&db, &["session", "create", "s1"]).status.success());
+    let set = scratchpad(&db, &["call", "s1", "session.scratchpad", r#"{"action":"set_plan","content":"1. ship it"}"#]);
     assert!(set.status.success(), "{}", text(&set.stderr));
 
-    let query = scratchpad(
-        &db,
-        &["query", "s1", "continue", "--system", "You are an agent."],
-    );
+    let query = scratchpad(&db, &["query", "s1", "continue", "--system", "You are an agent."]);
     assert!(query.status.success(), "{}", text(&query.stderr));
     let out = text(&query.stdout);
-    assert!(
-        out.contains("[Session Scratchpad - your persistent working memory]"),
-        "{out}"
-    );
+    assert!(out.contains("[Session Scratchpad - your persistent working memory]"), "{out}");
     assert!(out.contains("1. ship it"), "{out}");
     assert!(out.contains("You are an agent."), "{out}");
-    assert!(
-        out.trim_end().ends_with("continue"),
-        "the message comes last, untouched: {out}"
-    );
+    assert!(out.trim_end().ends_with("continue"), "the message comes last, untouched: {out}");
 }
 
 #[test]
 fn json_output_carries_results_injections_by_placement_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    assert!(
-        scratchpad(&db, &["session", "create", "s1"])
-            .status
-            .success()
-    );
+    assert!(scratchpad(&db, &["session", "create", "s1"]).status.success());
 
-    let ok = scratchpad(
-        &db,
-        &[
-            "--json",
-            "call",
-            "s1",
-            "session.scratchpad",
-            r#"{"action":"refs.add","ref":"a.rs"}"#,
-        ],
-    );
+    let ok = scratchpad(&db, &["--json", "call", "s1", "session.scratchpad", r#"{"action":"refs.add","ref":"a.rs"}"#]);
     assert!(ok.status.success());
     let ok = json_of(&ok);
     assert_eq!(ok["ok"], true);
     assert_eq!(ok["plugin"], "scratchpad");
     assert!(ok["content"].as_str().unwrap().contains("a.rs"));
 
-    let refused = scratchpad(
-        &db,
-        &[
-            "--json",
-            "call",
-            "s1",
-            "session.scratchpad",
-            r#"{"action":"refs.remove","ref":"b.rs"}"#,
-        ],
-    );
+    let refused =
+        scratchpad(&db, &["--json", "call", "s1", "session.scratchpad", r#"{"action":"refs.remove","ref":"b.rs"}"#]);
     assert_eq!(refused.status.code(), Some(1), "a tool error exits 1");
     let refused = json_of(&refused);
     assert_eq!(refused["ok"], false);
@@ -113,19 +64,8 @@ fn json_output_carries_results_injections_by_placement_and_errors() {
 
     let query = json_of(&scratchpad(&db, &["--json", "query", "s1", "hi"]));
     let context = query["injections"]["prepend-context"].as_array().unwrap();
-    assert!(
-        context
-            .iter()
-            .any(|i| i["text"].as_str().unwrap().contains("- a.rs")),
-        "{query}"
-    );
-    assert!(
-        query["injections"]["append-system"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["plugin"] == "scratchpad")
-    );
+    assert!(context.iter().any(|i| i["text"].as_str().unwrap().contains("- a.rs")), "{query}");
+    assert!(query["injections"]["append-system"].as_array().unwrap().iter().any(|i| i["plugin"] == "scratchpad"));
     assert!(query["rendered"]["user"].as_str().unwrap().ends_with("hi"));
 
     let missing = scratchpad(&db, &["--json", "show", "nope"]);
@@ -137,39 +77,15 @@ fn json_output_carries_results_injections_by_placement_and_errors() {
 fn fork_and_spawn_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    assert!(
-        scratchpad(&db, &["session", "create", "p"])
-            .status
-            .success()
-    );
+    assert!(scratchpad(&db, &["session", "create", "p"]).status.success());
     let notes = r#"{"action":"set_notes","content":"parent notes"}"#;
-    assert!(
-        scratchpad(&db, &["call", "p", "session.scratchpad", notes])
-            .status
-            .success()
-    );
-    assert!(
-        scratchpad(&db, &["session", "create", "f", "--fork", "p"])
-            .status
-            .success()
-    );
-    assert!(
-        scratchpad(&db, &["session", "create", "c", "--spawn", "p", "--copy"])
-            .status
-            .success()
-    );
-    assert!(
-        scratchpad(&db, &["session", "create", "e", "--spawn", "p"])
-            .status
-            .success()
-    );
+    assert!(scratchpad(&db, &["call", "p", "session.scratchpad", notes]).status.success());
+    assert!(scratchpad(&db, &["session", "create", "f", "--fork", "p"]).status.success());
+    assert!(scratchpad(&db, &["session", "create", "c", "--spawn", "p", "--copy"]).status.success());
+    assert!(scratchpad(&db, &["session", "create", "e", "--spawn", "p"]).status.success());
     for (session, has_notes) in [("f", true), ("c", true), ("e", false)] {
         let shown = text(&scratchpad(&db, &["show", session]).stdout);
-        assert_eq!(
-            shown.contains("parent notes"),
-            has_notes,
-            "{session}: {shown}"
-        );
+        assert_eq!(shown.contains("parent notes"), has_notes, "{session}: {shown}");
     }
     let orphan = scratchpad(&db, &["session", "create", "x", "--fork", "missing"]);
     assert_eq!(orphan.status.code(), Some(1));
@@ -192,43 +108,24 @@ fn inspect_lists_a_components_exports_and_tools_and_refuses_non_components() {
     let refused = scratchpad(&db, &["--json", "inspect", bogus.to_str().unwrap()]);
     assert_eq!(refused.status.code(), Some(3), "a refused plugin exits 3");
     let refused = json_of(&refused);
-    assert!(
-        refused["plugin"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("not a WebAssembly file"),
-        "{refused}"
-    );
+    assert!(refused["plugin"]["error"].as_str().unwrap().contains("not a WebAssembly file"), "{refused}");
 }
 
 #[test]
 fn the_demo_shows_the_spaces_a_rejected_append_and_the_block_after_a_restart() {
     let output = Command::new(env!("CARGO_BIN_EXE_scratchpad"))
         .arg("demo")
-        .env(
-            "XDG_CACHE_HOME",
-            std::env::temp_dir().join("scratchpad-test-cache-cli"),
-        )
+        .env("XDG_CACHE_HOME", std::env::temp_dir().join("scratchpad-test-cache-cli"))
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
     let out = text(&output.stdout);
     assert!(out.contains("rejected"), "{out}");
-    let after_restart = out
-        .split("Restarting the host")
-        .nth(1)
-        .expect("the demo restarts the host");
-    for needle in [
-        "[Session Scratchpad - your persistent working memory]",
-        "## Plan",
-        "## Notes",
-        "## Refs",
-        "what's next?",
-    ] {
-        assert!(
-            after_restart.contains(needle),
-            "missing {needle:?} after the restart:\n{after_restart}"
-        );
+    let after_restart = out.split("Restarting the host").nth(1).expect("the demo restarts the host");
+    for needle in
+        ["[Session Scratchpad - your persistent working memory]", "## Plan", "## Notes", "## Refs", "what's next?"]
+    {
+        assert!(after_restart.contains(needle), "missing {needle:?} after the restart:\n{after_restart}");
     }
 }
 
@@ -236,14 +133,6 @@ fn the_demo_shows_the_spaces_a_rejected_append_and_the_block_after_a_restart() {
 fn usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    assert_eq!(
-        scratchpad(&db, &["session", "create", "x", "--copy"])
-            .status
-            .code(),
-        Some(2)
-    );
-    assert_eq!(
-        scratchpad(&db, &["call", "only-session"]).status.code(),
-        Some(2)
-    );
+    assert_eq!(scratchpad(&db, &["session", "create", "x", "--copy"]).status.code(), Some(2));
+    assert_eq!(scratchpad(&db, &["call", "only-session"]).status.code(), Some(2));
 }

@@ -20,9 +20,7 @@ pub struct Fixture {
 impl Fixture {
     /// A fresh directory.
     pub fn new() -> Self {
-        Fixture {
-            dir: tempfile::tempdir().expect("creating a temp dir"),
-        }
+        Fixture { dir: tempfile::tempdir().expect("creating a temp dir") }
     }
 
     /// The database file in it.
@@ -33,12 +31,7 @@ impl Fixture {
     /// A host configuration on this fixture's database with the given plugins. Compiled
     /// components are cached in one directory shared by the test run.
     pub fn config(&self, plugins: Vec<PluginSpec>) -> HostConfig {
-        HostConfig {
-            database: self.db(),
-            cache_dir: Some(shared_cache()),
-            plugins,
-            ..HostConfig::default()
-        }
+        HostConfig { database: self.db(), cache_dir: Some(shared_cache()), plugins, ..HostConfig::default() }
     }
 
     /// A host with the embedded default plugins.
@@ -48,9 +41,7 @@ impl Fixture {
 
     /// A host with `plugins`.
     pub async fn open(&self, plugins: Vec<PluginSpec>) -> Host {
-        Host::open(self.config(plugins))
-            .await
-            .expect("opening the host")
+        Host::open(self.config(plugins)).await.expect("opening the host")
     }
 }
 
@@ -69,8 +60,7 @@ pub fn shared_cache() -> PathBuf {
 pub fn probe(name: &str, prefix: &str) -> PluginSpec {
     PluginSpec {
         name: name.to_owned(),
-        ..PluginSpec::file(components::PROBE_PATH)
-            .with_config(serde_json::json!({ "prefix": prefix }))
+        ..PluginSpec::file(components::PROBE_PATH).with_config(serde_json::json!({ "prefix": prefix }))
     }
 }
 
@@ -87,13 +77,7 @@ pub fn turn(session: &str, turn: &str) -> TurnContext {
 /// Every stored (plugin, key, value) of `session`, read straight from the SQLite file.
 pub fn dump(db: &Path, session: &str) -> Vec<(String, String, Vec<u8>)> {
     let conn = rusqlite::Connection::open(db).expect("opening the database");
-    let mut stmt = conn
-        .prepare(
-            "SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key",
-        )
-        .unwrap();
-    stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+    let mut stmt =
+        conn.prepare("SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key").unwrap();
+    stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
 }

@@ -12,32 +12,14 @@ async fn a_tool_call_is_stored_and_injected_on_the_next_turn() {
     let fx = Fixture::new();
     let host = fx.host().await;
     host.create_session("s", Origin::New).await.unwrap();
-    host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES)
-        .await
-        .unwrap();
+    host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
 
-    let prompt = host
-        .before_query(&turn("s", "t2"), "continue")
-        .await
-        .unwrap();
+    let prompt = host.before_query(&turn("s", "t2"), "continue").await.unwrap();
     let rendered = prompt.render("", "continue");
-    assert!(
-        rendered.user.contains("root cause: timezone mismatch"),
-        "{}",
-        rendered.user
-    );
-    assert!(
-        rendered.user.ends_with("continue"),
-        "the message stays last and untouched: {}",
-        rendered.user
-    );
+    assert!(rendered.user.contains("root cause: timezone mismatch"), "{}", rendered.user);
+    assert!(rendered.user.ends_with("continue"), "the message stays last and untouched: {}", rendered.user);
     let stored = dump(&fx.db(), "s");
-    assert!(
-        stored
-            .iter()
-            .any(|(p, _, v)| p == "scratchpad" && v == b"root cause: timezone mismatch"),
-        "{stored:?}"
-    );
+    assert!(stored.iter().any(|(p, _, v)| p == "scratchpad" && v == b"root cause: timezone mismatch"), "{stored:?}");
 }
 
 #[tokio::test]
@@ -46,21 +28,11 @@ async fn a_new_host_on_the_same_file_still_injects_the_state() {
     {
         let host = fx.host().await;
         host.create_session("s", Origin::New).await.unwrap();
-        host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES)
-            .await
-            .unwrap();
+        host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
     }
     let host = fx.host().await;
-    let prompt = host
-        .before_query(&turn("s", "t2"), "what's next?")
-        .await
-        .unwrap();
-    assert!(
-        prompt
-            .render("", "")
-            .user
-            .contains("root cause: timezone mismatch")
-    );
+    let prompt = host.before_query(&turn("s", "t2"), "what's next?").await.unwrap();
+    assert!(prompt.render("", "").user.contains("root cause: timezone mismatch"));
 }
 
 #[tokio::test]
@@ -69,29 +41,12 @@ async fn two_plugins_state_is_isolated() {
     let host = fx.open(vec![probe("alpha", "a"), probe("beta", "b")]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t = turn("s", "t1");
-    host.call_tool(&t, "a.write", r#"{"key":"secret","value":"alpha's"}"#)
-        .await
-        .unwrap();
+    host.call_tool(&t, "a.write", r#"{"key":"secret","value":"alpha's"}"#).await.unwrap();
 
-    let err = host
-        .call_tool(&t, "b.read", r#"{"key":"secret"}"#)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&err, Error::Tool { error, .. } if error.kind == ToolErrorKind::NotFound),
-        "{err}"
-    );
-    assert_eq!(
-        host.call_tool(&t, "b.keys", "{}").await.unwrap().content,
-        "[]"
-    );
-    assert_eq!(
-        host.call_tool(&t, "a.read", r#"{"key":"secret"}"#)
-            .await
-            .unwrap()
-            .content,
-        "alpha's"
-    );
+    let err = host.call_tool(&t, "b.read", r#"{"key":"secret"}"#).await.unwrap_err();
+    assert!(matches!(&err, Error::Tool { error, .. } if error.kind == ToolErrorKind::NotFound), "{err}");
+    assert_eq!(host.call_tool(&t, "b.keys", "{}").await.unwrap().content, "[]");
+    assert_eq!(host.call_tool(&t, "a.read", r#"{"key":"secret"}"#).await.unwrap().content, "alpha's");
 }
 
 #[tokio::test]
@@ -100,9 +55,7 @@ async fn two_sessions_state_is_isolated() {
     let host = fx.host().await;
     host.create_session("one", Origin::New).await.unwrap();
     host.create_session("two", Origin::New).await.unwrap();
-    host.call_tool(&turn("one", "t1"), "session.scratchpad", SET_NOTES)
-        .await
-        .unwrap();
+    host.call_tool(&turn("one", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
 
     let other = host.before_query(&turn("two", "t1"), "hi").await.unwrap();
     assert!(!other.render("", "hi").user.contains("timezone"));
@@ -112,44 +65,24 @@ async fn two_sessions_state_is_isolated() {
 #[tokio::test]
 async fn a_call_that_writes_then_traps_persists_nothing() {
     let fx = Fixture::new();
-    let host = fx
-        .open(vec![scratchpad(json!({})), probe("probe", "p")])
-        .await;
+    let host = fx.open(vec![scratchpad(json!({})), probe("probe", "p")]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t = turn("s", "t1");
-    host.call_tool(&t, "p.write", r#"{"key":"kept","value":"1"}"#)
-        .await
-        .unwrap();
+    host.call_tool(&t, "p.write", r#"{"key":"kept","value":"1"}"#).await.unwrap();
     let before = dump(&fx.db(), "s");
 
-    let err = host
-        .call_tool(&t, "p.write_then_trap", r#"{"key":"lost","value":"2"}"#)
-        .await
-        .unwrap_err();
+    let err = host.call_tool(&t, "p.write_then_trap", r#"{"key":"lost","value":"2"}"#).await.unwrap_err();
     match &err {
-        Error::Plugin {
-            plugin,
-            hook,
-            failure: PluginFailure::Trap(message),
-        } => {
+        Error::Plugin { plugin, hook, failure: PluginFailure::Trap(message) } => {
             assert_eq!(plugin, "probe");
             assert_eq!(hook, "tool p.write_then_trap");
-            assert!(
-                message.contains("probe panicked after writing"),
-                "{message}"
-            );
+            assert!(message.contains("probe panicked after writing"), "{message}");
         }
         other => panic!("expected a trap, got {other}"),
     }
-    assert_eq!(
-        dump(&fx.db(), "s"),
-        before,
-        "the trapped call's write must not persist"
-    );
+    assert_eq!(dump(&fx.db(), "s"), before, "the trapped call's write must not persist");
     // The host keeps serving the session.
-    host.call_tool(&t, "session.scratchpad", SET_NOTES)
-        .await
-        .unwrap();
+    host.call_tool(&t, "session.scratchpad", SET_NOTES).await.unwrap();
 }
 
 #[tokio::test]
@@ -157,49 +90,16 @@ async fn fork_copies_state_and_spawn_does_not() {
     let fx = Fixture::new();
     let host = fx.host().await;
     host.create_session("parent", Origin::New).await.unwrap();
-    host.call_tool(&turn("parent", "t1"), "session.scratchpad", SET_NOTES)
-        .await
-        .unwrap();
+    host.call_tool(&turn("parent", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
 
-    host.create_session(
-        "forked",
-        Origin::Fork {
-            parent: "parent".into(),
-        },
-    )
-    .await
-    .unwrap();
-    host.create_session(
-        "spawned",
-        Origin::Spawn {
-            parent: "parent".into(),
-            copy: false,
-        },
-    )
-    .await
-    .unwrap();
+    host.create_session("forked", Origin::Fork { parent: "parent".into() }).await.unwrap();
+    host.create_session("spawned", Origin::Spawn { parent: "parent".into(), copy: false }).await.unwrap();
 
-    let forked = host
-        .before_query(&turn("forked", "t1"), "go")
-        .await
-        .unwrap()
-        .render("", "go");
+    let forked = host.before_query(&turn("forked", "t1"), "go").await.unwrap().render("", "go");
     assert!(forked.user.contains("timezone mismatch"), "{}", forked.user);
-    let spawned = host
-        .before_query(&turn("spawned", "t1"), "go")
-        .await
-        .unwrap()
-        .render("", "go");
-    assert!(
-        !spawned.user.contains("timezone mismatch"),
-        "{}",
-        spawned.user
-    );
-    assert!(
-        dump(&fx.db(), "spawned")
-            .iter()
-            .all(|(_, k, _)| k != "notes")
-    );
+    let spawned = host.before_query(&turn("spawned", "t1"), "go").await.unwrap().render("", "go");
+    assert!(!spawned.user.contains("timezone mismatch"), "{}", spawned.user);
+    assert!(dump(&fx.db(), "spawned").iter().all(|(_, k, _)| k != "notes"));
 }
 
 #[tokio::test]
@@ -207,44 +107,23 @@ async fn session_creation_refuses_duplicates_and_missing_parents_and_changes_not
     let fx = Fixture::new();
     let host = fx.host().await;
     host.create_session("s", Origin::New).await.unwrap();
-    host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES)
-        .await
-        .unwrap();
+    host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
     let before = dump(&fx.db(), "s");
 
-    assert!(
-        matches!(host.create_session("s", Origin::New).await, Err(Error::SessionExists(id)) if id == "s")
-    );
-    let orphan = host
-        .create_session(
-            "child",
-            Origin::Fork {
-                parent: "nope".into(),
-            },
-        )
-        .await;
+    assert!(matches!(host.create_session("s", Origin::New).await, Err(Error::SessionExists(id)) if id == "s"));
+    let orphan = host.create_session("child", Origin::Fork { parent: "nope".into() }).await;
     assert!(matches!(orphan, Err(Error::SessionNotFound(id)) if id == "nope"));
-    assert!(matches!(
-        host.session("child").await,
-        Err(Error::SessionNotFound(_))
-    ));
+    assert!(matches!(host.session("child").await, Err(Error::SessionNotFound(_))));
     assert_eq!(dump(&fx.db(), "s"), before);
 }
 
 #[tokio::test]
 async fn two_plugins_declaring_one_tool_are_refused_at_load_naming_both() {
     let fx = Fixture::new();
-    let clash = probe("intruder", "x")
-        .with_config(json!({ "prefix": "x", "extraTools": ["session.scratchpad"] }));
-    let err = scratchpad_host::Host::open(fx.config(vec![scratchpad(json!({})), clash]))
-        .await
-        .err()
-        .unwrap();
+    let clash = probe("intruder", "x").with_config(json!({ "prefix": "x", "extraTools": ["session.scratchpad"] }));
+    let err = scratchpad_host::Host::open(fx.config(vec![scratchpad(json!({})), clash])).await.err().unwrap();
     let message = err.to_string();
     assert!(matches!(err, Error::Load { .. }), "{message}");
-    assert!(
-        message.contains("intruder") && message.contains("`scratchpad`"),
-        "{message}"
-    );
+    assert!(message.contains("intruder") && message.contains("`scratchpad`"), "{message}");
     assert!(message.contains("session.scratchpad"), "{message}");
 }

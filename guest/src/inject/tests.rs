@@ -5,11 +5,7 @@ use scratchpad_plugin_sdk::Placement;
 use super::*;
 
 fn spaces(notes: &str, plan: &str, refs: &[&str]) -> Spaces {
-    Spaces {
-        notes: notes.into(),
-        plan: plan.into(),
-        refs: refs.iter().map(|r| r.to_string()).collect(),
-    }
+    Spaces { notes: notes.into(), plan: plan.into(), refs: refs.iter().map(|r| r.to_string()).collect() }
 }
 
 fn config(json: &str) -> Config {
@@ -19,25 +15,12 @@ fn config(json: &str) -> Config {
 #[test]
 fn nothing_is_injected_in_context_when_every_space_is_empty() {
     assert_eq!(render(&Spaces::default(), &Config::default()), None);
-    assert_eq!(
-        render(
-            &Spaces::default(),
-            &config(r#"{"placement": "append-context"}"#)
-        ),
-        None
-    );
+    assert_eq!(render(&Spaces::default(), &config(r#"{"placement": "append-context"}"#)), None);
 }
 
 #[test]
 fn the_context_block_holds_every_non_empty_space_under_its_heading() {
-    let text = render(
-        &spaces(
-            "Root cause: tz",
-            "1. Fix X\n2. Test Y",
-            &["a.rs", "https://x/1"],
-        ),
-        &Config::default(),
-    );
+    let text = render(&spaces("Root cause: tz", "1. Fix X\n2. Test Y", &["a.rs", "https://x/1"]), &Config::default());
     assert_eq!(
         text.unwrap(),
         "[Session Scratchpad - your persistent working memory]\n## Notes\nRoot cause: tz\n## Plan\n1. Fix X\n\
@@ -48,10 +31,7 @@ fn the_context_block_holds_every_non_empty_space_under_its_heading() {
 #[test]
 fn the_context_block_leaves_out_empty_spaces() {
     let text = render(&spaces("", "1. Fix X", &[]), &Config::default()).unwrap();
-    assert_eq!(
-        text,
-        "[Session Scratchpad - your persistent working memory]\n## Plan\n1. Fix X\n[End Scratchpad]"
-    );
+    assert_eq!(text, "[Session Scratchpad - your persistent working memory]\n## Plan\n1. Fix X\n[End Scratchpad]");
 }
 
 #[test]
@@ -67,23 +47,14 @@ fn the_system_section_shows_003s_empty_state_hint_when_empty() {
 #[test]
 fn the_system_section_hint_names_session_scratchpad_when_only_it_is_offered() {
     let c = config(r#"{"placement": "prepend-system"}"#);
-    assert_eq!(
-        render(&Spaces::default(), &c).unwrap(),
-        format!("## Session Notepad\n{SCRATCHPAD_EMPTY_HINT}")
-    );
+    assert_eq!(render(&Spaces::default(), &c).unwrap(), format!("## Session Notepad\n{SCRATCHPAD_EMPTY_HINT}"));
 }
 
 #[test]
 fn the_system_section_shows_the_notes_as_they_are_then_plan_and_refs() {
     let c = config(r#"{"placement": "append-system"}"#);
-    assert_eq!(
-        render(&spaces("## Findings\n- x", "", &[]), &c).unwrap(),
-        "## Session Notepad\n## Findings\n- x"
-    );
-    assert_eq!(
-        render(&spaces("n", "p", &["r"]), &c).unwrap(),
-        "## Session Notepad\nn\n### Plan\np\n### Refs\n- r"
-    );
+    assert_eq!(render(&spaces("## Findings\n- x", "", &[]), &c).unwrap(), "## Session Notepad\n## Findings\n- x");
+    assert_eq!(render(&spaces("n", "p", &["r"]), &c).unwrap(), "## Session Notepad\nn\n### Plan\np\n### Refs\n- r");
 }
 
 #[test]
@@ -105,11 +76,7 @@ fn scratchpad_guidance_is_001s_section_with_the_configured_budgets() {
 #[test]
 fn guidance_mentions_tokens_when_the_token_budget_is_on() {
     let c = config(r#"{"tokenBudget": true, "maxTokens": 1500, "notesMaxChars": 9000}"#);
-    assert!(
-        guidance(&c)[0]
-            .text
-            .contains("Budget: notes 9000 chars (~1500 tokens), plan 2000 chars")
-    );
+    assert!(guidance(&c)[0].text.contains("Budget: notes 9000 chars (~1500 tokens), plan 2000 chars"));
 }
 
 #[test]
@@ -125,9 +92,7 @@ fn notepad_guidance_is_003s_instruction_with_the_budget() {
 fn both_surfaces_get_both_guidance_sections() {
     let c = config(r#"{"surfaces": ["scratchpad", "notepad"]}"#);
     let texts: Vec<String> = guidance(&c).into_iter().map(|i| i.text).collect();
-    assert!(
-        texts[0].starts_with("## Session Scratchpad") && texts[1].starts_with("For multi-step")
-    );
+    assert!(texts[0].starts_with("## Session Scratchpad") && texts[1].starts_with("For multi-step"));
 }
 
 #[test]

@@ -31,10 +31,7 @@ fn write_notepad_replaces_everything_and_read_notepad_returns_it() {
     h.ok("write_notepad", r#"{"content": "old"}"#);
     let out = json_of(&h.ok("write_notepad", r###"{"content": "## Plan\n- [ ] a"}"###));
     assert_eq!(out, json!({"ok": true, "usage": "notepad 15/30 chars"}));
-    assert_eq!(
-        json_of(&h.ok("read_notepad", "{}")),
-        json!({"content": "## Plan\n- [ ] a"})
-    );
+    assert_eq!(json_of(&h.ok("read_notepad", "{}")), json!({"content": "## Plan\n- [ ] a"}));
 }
 
 #[test]
@@ -48,15 +45,9 @@ fn write_notepad_with_an_empty_string_clears_it() {
 #[test]
 fn write_notepad_over_the_limit_truncates_with_a_warning() {
     let mut h = notepad();
-    let out = json_of(&h.ok(
-        "write_notepad",
-        &json!({"content": "ü".repeat(40)}).to_string(),
-    ));
+    let out = json_of(&h.ok("write_notepad", &json!({"content": "ü".repeat(40)}).to_string()));
     assert_eq!(out["ok"], true);
-    assert_eq!(
-        out["warning"],
-        "Notepad truncated to 30 chars (original: 40). Consider summarizing."
-    );
+    assert_eq!(out["warning"], "Notepad truncated to 30 chars (original: 40). Consider summarizing.");
     assert_eq!(out["usage"], "notepad 30/30 chars");
     assert_eq!(h.text(NOTES), "ü".repeat(30));
 }
@@ -65,10 +56,7 @@ fn write_notepad_over_the_limit_truncates_with_a_warning() {
 fn find_replace_replaces_the_first_occurrence_by_default() {
     let mut h = notepad();
     h.ok("write_notepad", r#"{"content": "- [ ] a\n- [ ] b"}"#);
-    let out = update(
-        &mut h,
-        json!({"operation": "find_replace", "find": "- [ ]", "replace": "- [x]"}),
-    );
+    let out = update(&mut h, json!({"operation": "find_replace", "find": "- [ ]", "replace": "- [x]"}));
     assert_eq!(out["replaced"], 1);
     assert_eq!(h.text(NOTES), "- [x] a\n- [ ] b");
 }
@@ -77,10 +65,8 @@ fn find_replace_replaces_the_first_occurrence_by_default() {
 fn find_replace_with_replace_all_replaces_every_occurrence() {
     let mut h = notepad();
     h.ok("write_notepad", r#"{"content": "- [ ] a\n- [ ] b"}"#);
-    let out = update(
-        &mut h,
-        json!({"operation": "find_replace", "find": "[ ]", "replace": "[x]", "replace_all": true}),
-    );
+    let out =
+        update(&mut h, json!({"operation": "find_replace", "find": "[ ]", "replace": "[x]", "replace_all": true}));
     assert_eq!(out["replaced"], 2);
     assert_eq!(h.text(NOTES), "- [x] a\n- [x] b");
 }
@@ -89,10 +75,7 @@ fn find_replace_with_replace_all_replaces_every_occurrence() {
 fn find_replace_of_absent_text_is_not_found_and_changes_nothing() {
     let mut h = notepad();
     h.ok("write_notepad", r#"{"content": "abc"}"#);
-    let error = h.err(
-        "update_notepad",
-        r#"{"operation": "find_replace", "find": "xyz", "replace": ""}"#,
-    );
+    let error = h.err("update_notepad", r#"{"operation": "find_replace", "find": "xyz", "replace": ""}"#);
     assert!(matches!(error, ToolError::NotFound(m) if m.contains("`find`")));
 }
 
@@ -117,10 +100,7 @@ fn prepend_to_an_empty_notepad_adds_no_newline() {
 fn delete_removes_the_given_text() {
     let mut h = notepad();
     h.ok("write_notepad", r#"{"content": "keep\nobsolete\nkeep"}"#);
-    update(
-        &mut h,
-        json!({"operation": "delete", "content": "\nobsolete"}),
-    );
+    update(&mut h, json!({"operation": "delete", "content": "\nobsolete"}));
     assert_eq!(h.text(NOTES), "keep\nkeep");
 }
 
@@ -128,32 +108,20 @@ fn delete_removes_the_given_text() {
 fn delete_of_absent_text_is_not_found_and_changes_nothing() {
     let mut h = notepad();
     h.ok("write_notepad", r#"{"content": "abc"}"#);
-    assert!(matches!(
-        h.err(
-            "update_notepad",
-            r#"{"operation": "delete", "content": "zzz"}"#
-        ),
-        ToolError::NotFound(_)
-    ));
+    assert!(matches!(h.err("update_notepad", r#"{"operation": "delete", "content": "zzz"}"#), ToolError::NotFound(_)));
 }
 
 #[test]
 fn an_update_over_the_limit_is_rejected_and_changes_nothing() {
     let mut h = notepad();
-    h.ok(
-        "write_notepad",
-        &json!({"content": "x".repeat(25)}).to_string(),
-    );
+    h.ok("write_notepad", &json!({"content": "x".repeat(25)}).to_string());
     for args in [
         json!({"operation": "append", "content": "123456"}),
         json!({"operation": "prepend", "content": "123456"}),
         json!({"operation": "find_replace", "find": "x", "replace": "1234567"}),
     ] {
         match h.err("update_notepad", &args.to_string()) {
-            ToolError::Rejected(m) => assert!(
-                m.contains("30 char budget") && m.contains("write_notepad"),
-                "{m}"
-            ),
+            ToolError::Rejected(m) => assert!(m.contains("30 char budget") && m.contains("write_notepad"), "{m}"),
             other => panic!("{args}: expected rejected, got {other:?}"),
         }
     }
@@ -163,10 +131,7 @@ fn an_update_over_the_limit_is_rejected_and_changes_nothing() {
 fn the_token_budget_applies_to_the_notepad() {
     let mut h = Harness::new(r#"{"surfaces": ["notepad"], "tokenBudget": true, "maxTokens": 2}"#);
     let out = json_of(&h.ok("write_notepad", r#"{"content": "a b c"}"#));
-    assert_eq!(
-        out["warning"],
-        "Notepad truncated to 2 tokens (original: 3). Consider summarizing."
-    );
+    assert_eq!(out["warning"], "Notepad truncated to 2 tokens (original: 3). Consider summarizing.");
     assert!(matches!(
         h.err("update_notepad", r#"{"operation": "append", "content": "z"}"#),
         ToolError::Rejected(m) if m.contains("2 token budget")
@@ -181,26 +146,11 @@ fn malformed_update_arguments_are_invalid_naming_the_field_and_change_nothing() 
         ("{}", "`operation` is required"),
         (r#"{"operation": "rewrite"}"#, "`operation` must be one of"),
         (r#"{"operation": "append"}"#, "`content` is required"),
-        (
-            r#"{"operation": "append", "content": ""}"#,
-            "`content` must not be empty",
-        ),
-        (
-            r#"{"operation": "find_replace", "replace": "x"}"#,
-            "`find` is required",
-        ),
-        (
-            r#"{"operation": "find_replace", "find": "a"}"#,
-            "`replace` is required",
-        ),
-        (
-            r#"{"operation": "find_replace", "find": "", "replace": "x"}"#,
-            "`find` must not be empty",
-        ),
-        (
-            r#"{"operation": "find_replace", "find": "a", "replace": "x", "replace_all": "yes"}"#,
-            "`replace_all`",
-        ),
+        (r#"{"operation": "append", "content": ""}"#, "`content` must not be empty"),
+        (r#"{"operation": "find_replace", "replace": "x"}"#, "`find` is required"),
+        (r#"{"operation": "find_replace", "find": "a"}"#, "`replace` is required"),
+        (r#"{"operation": "find_replace", "find": "", "replace": "x"}"#, "`find` must not be empty"),
+        (r#"{"operation": "find_replace", "find": "a", "replace": "x", "replace_all": "yes"}"#, "`replace_all`"),
         ("nope", "not valid JSON"),
     ];
     for (args, expected) in cases {
@@ -212,29 +162,14 @@ fn malformed_update_arguments_are_invalid_naming_the_field_and_change_nothing() 
     assert!(
         matches!(h.err("write_notepad", r#"{"content": 5}"#), ToolError::InvalidArguments(m) if m.contains("`content`"))
     );
-    assert!(matches!(
-        h.err("read_notepad", "[1]"),
-        ToolError::InvalidArguments(_)
-    ));
+    assert!(matches!(h.err("read_notepad", "[1]"), ToolError::InvalidArguments(_)));
 }
 
 #[test]
 fn the_notepad_is_the_notes_space_of_session_scratchpad() {
     let mut h = Harness::new(r#"{"surfaces": ["scratchpad", "notepad"]}"#);
-    h.ok(
-        "session.scratchpad",
-        r#"{"action": "set_notes", "content": "shared"}"#,
-    );
-    assert_eq!(
-        json_of(&h.ok("read_notepad", "{}")),
-        json!({"content": "shared"})
-    );
+    h.ok("session.scratchpad", r#"{"action": "set_notes", "content": "shared"}"#);
+    assert_eq!(json_of(&h.ok("read_notepad", "{}")), json!({"content": "shared"}));
     update(&mut h, json!({"operation": "append", "content": "more"}));
-    assert!(
-        h.ok(
-            "session.scratchpad",
-            r#"{"action": "set_plan", "content": "p"}"#
-        )
-        .contains("notes 11/4000 chars")
-    );
+    assert!(h.ok("session.scratchpad", r#"{"action": "set_plan", "content": "p"}"#).contains("notes 11/4000 chars"));
 }

@@ -6,28 +6,15 @@ use scratchpad_plugin_sdk::Placement;
 use crate::testing::{Harness, turn};
 
 fn texts(h: &mut Harness, index: u32) -> Vec<String> {
-    h.pad()
-        .before_query(&turn(index), "msg")
-        .into_iter()
-        .map(|i| i.text)
-        .collect()
+    h.pad().before_query(&turn(index), "msg").into_iter().map(|i| i.text).collect()
 }
 
 fn hints(h: &mut Harness, index: u32) -> Vec<String> {
-    texts(h, index)
-        .into_iter()
-        .filter(|t| t.starts_with("[Hint: "))
-        .collect()
+    texts(h, index).into_iter().filter(|t| t.starts_with("[Hint: ")).collect()
 }
 
 fn write(h: &mut Harness, index: u32) {
-    h.pad()
-        .call_tool(
-            &turn(index),
-            "session.scratchpad",
-            r#"{"action": "set_notes", "content": "n"}"#,
-        )
-        .unwrap();
+    h.pad().call_tool(&turn(index), "session.scratchpad", r#"{"action": "set_notes", "content": "n"}"#).unwrap();
 }
 
 #[test]
@@ -49,10 +36,7 @@ fn after_turns_fires_once_when_still_empty_at_turn_n() {
     }
     let fired = hints(&mut h, 3);
     assert_eq!(fired.len(), 1);
-    assert!(
-        fired[0].starts_with("[Hint: Your scratchpad is still empty after 3 turns.")
-            && fired[0].ends_with(']')
-    );
+    assert!(fired[0].starts_with("[Hint: Your scratchpad is still empty after 3 turns.") && fired[0].ends_with(']'));
     assert!(fired[0].contains("session.scratchpad"));
     for i in 4..10 {
         assert!(hints(&mut h, i).is_empty(), "turn {i}");
@@ -69,21 +53,13 @@ fn after_turns_does_not_fire_when_the_scratchpad_has_content() {
 #[test]
 fn a_detected_plan_while_empty_gives_one_hint_on_the_next_turn() {
     let mut h = Harness::new(r#"{"nudgeOnPlanDetected": 1}"#);
-    h.pad().after_response(
-        &turn(0),
-        "Plan:\n1. Fix auth bug\n2. Add test\n3. Update docs",
-    );
+    h.pad().after_response(&turn(0), "Plan:\n1. Fix auth bug\n2. Add test\n3. Update docs");
     let fired = hints(&mut h, 1);
     assert_eq!(fired.len(), 1);
-    assert!(
-        fired[0].contains("contained a plan") && fired[0].contains("\"set_plan\""),
-        "{}",
-        fired[0]
-    );
+    assert!(fired[0].contains("contained a plan") && fired[0].contains("\"set_plan\""), "{}", fired[0]);
     assert!(hints(&mut h, 2).is_empty());
     // Another reply with a plan is another occasion.
-    h.pad()
-        .after_response(&turn(2), "Step 1: read. Step 2: write.");
+    h.pad().after_response(&turn(2), "Step 1: read. Step 2: write.");
     assert_eq!(hints(&mut h, 3).len(), 1);
 }
 
@@ -100,8 +76,7 @@ fn a_detected_plan_is_ignored_when_the_scratchpad_has_content() {
 #[test]
 fn a_pending_plan_hint_is_dropped_if_the_plan_was_saved_meanwhile() {
     let mut h = Harness::new(r#"{"nudgeOnPlanDetected": 1}"#);
-    h.pad()
-        .after_response(&turn(0), "- [ ] a\n- [ ] b\n- [ ] c");
+    h.pad().after_response(&turn(0), "- [ ] a\n- [ ] b\n- [ ] c");
     write(&mut h, 0);
     assert!(hints(&mut h, 1).is_empty());
     assert!(hints(&mut h, 2).is_empty());
@@ -122,10 +97,7 @@ fn after_compaction_fires_once_after_each_compaction_even_with_content() {
     let all = texts(&mut h, 5);
     assert_eq!(all.len(), 2, "{all:?}");
     assert!(all[0].starts_with("[Hint: The conversation was just compacted"));
-    assert!(
-        all[1].starts_with("[Session Scratchpad"),
-        "the hint comes before the block"
-    );
+    assert!(all[1].starts_with("[Session Scratchpad"), "the hint comes before the block");
     assert!(hints(&mut h, 6).is_empty());
     h.pad().after_compaction(&turn(6));
     assert_eq!(hints(&mut h, 7).len(), 1);
@@ -141,11 +113,7 @@ fn turns_since_last_use_fires_once_per_stretch_without_updates() {
     }
     let fired = hints(&mut h, 8);
     assert_eq!(fired.len(), 1);
-    assert!(
-        fired[0].starts_with("[Hint: Your scratchpad has not been updated in 3 turns."),
-        "{}",
-        fired[0]
-    );
+    assert!(fired[0].starts_with("[Hint: Your scratchpad has not been updated in 3 turns."), "{}", fired[0]);
     for i in 9..15 {
         assert!(hints(&mut h, i).is_empty(), "turn {i}");
     }
@@ -156,33 +124,18 @@ fn turns_since_last_use_fires_once_per_stretch_without_updates() {
 
 #[test]
 fn hints_use_the_block_placement_and_notepad_words_for_the_notepad_surface() {
-    let mut h = Harness::new(
-        r#"{"surfaces": ["notepad"], "placement": "append-system", "nudgeAfterTurns": 1}"#,
-    );
+    let mut h = Harness::new(r#"{"surfaces": ["notepad"], "placement": "append-system", "nudgeAfterTurns": 1}"#);
     let injections = h.pad().before_query(&turn(1), "msg");
     assert_eq!(injections.len(), 2);
-    assert!(
-        injections
-            .iter()
-            .all(|i| i.placement == Placement::AppendSystem)
-    );
-    assert!(
-        injections[0]
-            .text
-            .starts_with("[Hint: Your notepad is still empty after 1 turn.")
-    );
-    assert!(
-        injections[0]
-            .text
-            .contains("write_notepad or update_notepad")
-    );
+    assert!(injections.iter().all(|i| i.placement == Placement::AppendSystem));
+    assert!(injections[0].text.starts_with("[Hint: Your notepad is still empty after 1 turn."));
+    assert!(injections[0].text.contains("write_notepad or update_notepad"));
     assert!(injections[1].text.starts_with("## Session Notepad\n(empty"));
 }
 
 #[test]
 fn no_hints_when_no_surface_is_offered() {
-    let mut h =
-        Harness::new(r#"{"surfaces": [], "nudgeAfterTurns": 1, "nudgeAfterCompaction": 1}"#);
+    let mut h = Harness::new(r#"{"surfaces": [], "nudgeAfterTurns": 1, "nudgeAfterCompaction": 1}"#);
     h.pad().after_compaction(&turn(0));
     assert!(hints(&mut h, 1).is_empty());
 }

@@ -7,22 +7,14 @@ use crate::testing::{Harness, RecordingStorage, WordTokenizer, turn};
 
 use super::*;
 
-const ALL_TOOLS: [&str; 4] = [
-    "session.scratchpad",
-    "read_notepad",
-    "write_notepad",
-    "update_notepad",
-];
+const ALL_TOOLS: [&str; 4] = ["session.scratchpad", "read_notepad", "write_notepad", "update_notepad"];
 
 fn names(tools: &[ToolSpec]) -> Vec<&str> {
     tools.iter().map(|t| t.name.as_str()).collect()
 }
 
 fn session(origin: Origin) -> SessionInfo {
-    SessionInfo {
-        session_id: "child".into(),
-        origin,
-    }
+    SessionInfo { session_id: "child".into(), origin }
 }
 
 #[test]
@@ -38,28 +30,20 @@ fn list_tools_offers_only_the_configured_surfaces() {
     let mut h = Harness::new("{}");
     assert_eq!(names(&h.pad().list_tools(&turn(0))), ["session.scratchpad"]);
     let mut h = Harness::new(r#"{"surfaces": ["notepad"]}"#);
-    assert_eq!(
-        names(&h.pad().list_tools(&turn(0))),
-        ["read_notepad", "write_notepad", "update_notepad"]
-    );
+    assert_eq!(names(&h.pad().list_tools(&turn(0))), ["read_notepad", "write_notepad", "update_notepad"]);
 }
 
 #[test]
 fn notepad_tools_run_even_when_not_offered_for_the_sandbox_api() {
     let mut h = Harness::new("{}");
-    h.ok(
-        "update_notepad",
-        r#"{"operation": "append", "content": "progress: 40%"}"#,
-    );
+    h.ok("update_notepad", r#"{"operation": "append", "content": "progress: 40%"}"#);
     assert_eq!(h.ok("read_notepad", "{}"), r#"{"content":"progress: 40%"}"#);
 }
 
 #[test]
 fn an_unknown_tool_is_unknown_tool_and_changes_nothing() {
     let mut h = Harness::new("{}");
-    assert!(
-        matches!(h.err("scratchpad_read", "{}"), ToolError::UnknownTool(m) if m.contains("`scratchpad_read`"))
-    );
+    assert!(matches!(h.err("scratchpad_read", "{}"), ToolError::UnknownTool(m) if m.contains("`scratchpad_read`")));
 }
 
 #[test]
@@ -74,10 +58,7 @@ fn disabled_means_no_tools_no_injection_no_guidance() {
     assert!(setup.injections.is_empty() && !setup.inherit_parent_state);
     assert_eq!(pad.before_compaction(&turn(1)), None);
     pad.after_compaction(&turn(1));
-    assert!(matches!(
-        pad.call_tool(&turn(1), "session.scratchpad", "{}"),
-        Err(ToolError::UnknownTool(_))
-    ));
+    assert!(matches!(pad.call_tool(&turn(1), "session.scratchpad", "{}"), Err(ToolError::UnknownTool(_))));
     assert_eq!(h.storage.entries.len(), 1);
 }
 
@@ -94,50 +75,28 @@ fn a_new_session_gets_guidance_and_inherits_nothing() {
 fn a_spawned_session_inherits_only_when_a_copy_was_requested() {
     let mut h = Harness::new("{}");
     for copy_requested in [false, true] {
-        let origin = Origin::Spawn(SpawnOrigin {
-            parent: "p".into(),
-            copy_requested,
-        });
-        assert_eq!(
-            h.pad()
-                .before_session_create(&session(origin))
-                .inherit_parent_state,
-            copy_requested
-        );
+        let origin = Origin::Spawn(SpawnOrigin { parent: "p".into(), copy_requested });
+        assert_eq!(h.pad().before_session_create(&session(origin)).inherit_parent_state, copy_requested);
     }
 }
 
 #[test]
 fn a_forked_session_always_inherits() {
     let mut h = Harness::new("{}");
-    assert!(
-        h.pad()
-            .before_session_create(&session(Origin::Fork("p".into())))
-            .inherit_parent_state
-    );
+    assert!(h.pad().before_session_create(&session(Origin::Fork("p".into()))).inherit_parent_state);
 }
 
 #[test]
 fn before_query_injects_nothing_while_empty_and_never_uses_the_message() {
     let mut h = Harness::new("{}");
-    assert!(
-        h.pad()
-            .before_query(&turn(0), "[Session Scratchpad - x]")
-            .is_empty()
-    );
+    assert!(h.pad().before_query(&turn(0), "[Session Scratchpad - x]").is_empty());
     assert!(h.storage.entries.is_empty());
 }
 
 #[test]
 fn a_write_on_turn_n_is_injected_on_turn_n_plus_1_at_the_configured_placement() {
     let mut h = Harness::new("{}");
-    h.pad()
-        .call_tool(
-            &turn(3),
-            "session.scratchpad",
-            r###"{"content": "## Plan\n1. Fix X\n2. Test Y"}"###,
-        )
-        .unwrap();
+    h.pad().call_tool(&turn(3), "session.scratchpad", r###"{"content": "## Plan\n1. Fix X\n2. Test Y"}"###).unwrap();
     let injections = h.pad().before_query(&turn(4), "continue with step 2");
     assert_eq!(injections.len(), 1);
     assert_eq!(injections[0].placement, Placement::PrependContext);
@@ -150,25 +109,15 @@ fn a_write_on_turn_n_is_injected_on_turn_n_plus_1_at_the_configured_placement() 
 #[test]
 fn state_survives_a_restart_and_compaction_because_it_lives_only_in_storage() {
     let mut h = Harness::new(r#"{"placement": "append-system", "surfaces": ["notepad"]}"#);
-    h.ok(
-        "write_notepad",
-        r#"{"content": "Q3 gap: EMEA rows 234-267"}"#,
-    );
+    h.ok("write_notepad", r#"{"content": "Q3 gap: EMEA rows 234-267"}"#);
     // A "restart": a new scratchpad over the same storage, as every hook call in the component.
     let mut pad = h.pad();
-    assert!(
-        pad.before_compaction(&turn(9))
-            .unwrap()
-            .starts_with("[System] Context is approaching")
-    );
+    assert!(pad.before_compaction(&turn(9)).unwrap().starts_with("[System] Context is approaching"));
     pad.after_compaction(&turn(9));
     let injections = pad.before_query(&turn(10), "what's next?");
     assert_eq!(injections.len(), 1);
     assert_eq!(injections[0].placement, Placement::AppendSystem);
-    assert_eq!(
-        injections[0].text,
-        "## Session Notepad\nQ3 gap: EMEA rows 234-267"
-    );
+    assert_eq!(injections[0].text, "## Session Notepad\nQ3 gap: EMEA rows 234-267");
 }
 
 #[test]

@@ -40,14 +40,8 @@ pub struct Component {
 pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let workspace = find_workspace(&manifest_dir);
-    for watched in watch
-        .iter()
-        .chain(["wit", "plugins/sdk", "Cargo.lock", "Cargo.toml"].iter())
-    {
-        println!(
-            "cargo:rerun-if-changed={}",
-            workspace.join(watched).display()
-        );
+    for watched in watch.iter().chain(["wit", "plugins/sdk", "Cargo.lock", "Cargo.toml"].iter()) {
+        println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
     }
     ensure_target_installed();
 
@@ -58,14 +52,7 @@ pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
     let mut cargo = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo
         .current_dir(&workspace)
-        .args([
-            "build",
-            "--target",
-            TARGET,
-            "--profile",
-            PROFILE,
-            "--target-dir",
-        ])
+        .args(["build", "--target", TARGET, "--profile", PROFILE, "--target-dir"])
         .arg(&component_target);
     for component in components {
         cargo.args(["-p", component.package]);
@@ -80,9 +67,7 @@ pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
     ] {
         cargo.env_remove(var);
     }
-    let status = cargo
-        .status()
-        .expect("running the nested cargo build for the components");
+    let status = cargo.status().expect("running the nested cargo build for the components");
     if !status.success() {
         eprintln!("error: building the plugin components for {TARGET} failed (see above)");
         std::process::exit(1);
@@ -91,16 +76,8 @@ pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
         .iter()
         .map(|c| {
             let stem = c.package.replace('-', "_");
-            let wasm = component_target
-                .join(TARGET)
-                .join(PROFILE)
-                .join(format!("{stem}.wasm"));
-            assert!(
-                wasm.exists(),
-                "{} did not produce {}",
-                c.package,
-                wasm.display()
-            );
+            let wasm = component_target.join(TARGET).join(PROFILE).join(format!("{stem}.wasm"));
+            assert!(wasm.exists(), "{} did not produce {}", c.package, wasm.display());
             wasm
         })
         .collect()
@@ -123,11 +100,7 @@ pub fn path_constants(components: &[Component], paths: &[PathBuf]) -> String {
 fn find_workspace(start: &Path) -> PathBuf {
     start
         .ancestors()
-        .find(|dir| {
-            std::fs::read_to_string(dir.join("Cargo.toml"))
-                .map(|t| t.contains("[workspace]"))
-                .unwrap_or(false)
-        })
+        .find(|dir| std::fs::read_to_string(dir.join("Cargo.toml")).map(|t| t.contains("[workspace]")).unwrap_or(false))
         .expect("the crate lives in the scratchpad workspace")
         .to_path_buf()
 }
@@ -141,9 +114,7 @@ fn ensure_target_installed() {
         .ok()
         .filter(|out| out.status.success())
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned());
-    let installed = sysroot
-        .map(|root| Path::new(&root).join("lib/rustlib").join(TARGET).exists())
-        .unwrap_or(false);
+    let installed = sysroot.map(|root| Path::new(&root).join("lib/rustlib").join(TARGET).exists()).unwrap_or(false);
     if !installed {
         eprintln!("error: the {TARGET} target is not installed; run: rustup target add {TARGET}");
         std::process::exit(1);

@@ -1,6 +1,7 @@
 //! What the host gives a plugin during one call: the per-call state (`CallState`, the
 //! wasmtime store's data) and one module per WIT import.
 
+pub(crate) mod blobs;
 pub(crate) mod config;
 pub(crate) mod log;
 pub(crate) mod observation;
@@ -14,6 +15,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::config::Limits;
+use crate::db::Db;
+use crate::db::blobs::PendingBlob;
 use storage::Scope;
 use tokens::Tokenizer;
 
@@ -37,6 +40,12 @@ pub(crate) struct CallState {
     pub(crate) tokenizer: Arc<Tokenizer>,
     pub(crate) table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
+    /// Database, plugin and session the blob store is scoped to (`None` outside a session).
+    pub(crate) blob_scope: Option<(Db, String, String)>,
+    /// Blob entries stored by this call, written when it commits.
+    pub(crate) pending_blobs: Vec<PendingBlob>,
+    /// Makes blob ids of concurrent calls distinct.
+    pub(crate) id_salt: u64,
     wasi: WasiCtx,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
@@ -57,12 +66,16 @@ impl CallState {
             .allow_ip_name_lookup(false)
             .build();
         let limiter = MemoryLimiter::new(plugin.limits.memory_bytes);
+        static SALT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         CallState {
             plugin,
             scope,
             tokenizer,
             table: ResourceTable::new(),
             limiter,
+            blob_scope: None,
+            pending_blobs: Vec::new(),
+            id_salt: SALT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             wasi,
             stdout,
             stderr,
@@ -103,10 +116,7 @@ impl crate::bindings::wit::Host for CallState {}
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
@@ -118,46 +128,37 @@ pub(crate) struct MemoryCapExceeded {
     pub(crate) wanted_bytes: u64,
 }
 
-/// Caps a call's linear memory and records its peak size.
+/// Caps a call's linear memory and records its size at instantiation and its peak.
 pub(crate) struct MemoryLimiter {
     limit_bytes: u64,
-    pub(crate) peak_bytes: u64,
+    initial_bytes: Option<u64>,
+    peak_bytes: u64,
 }
 
 impl MemoryLimiter {
     fn new(limit_bytes: u64) -> Self {
-        MemoryLimiter {
-            limit_bytes,
-            peak_bytes: 0,
-        }
+        MemoryLimiter { limit_bytes, initial_bytes: None, peak_bytes: 0 }
+    }
+
+    /// (size at instantiation, peak) of the call's linear memory, in bytes.
+    pub(crate) fn usage(&self) -> (u64, u64) {
+        (self.initial_bytes.unwrap_or(0), self.peak_bytes)
     }
 }
 
 impl wasmtime::ResourceLimiter for MemoryLimiter {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         let desired = desired as u64;
         if desired > self.limit_bytes {
-            return Err(MemoryCapExceeded {
-                limit_bytes: self.limit_bytes,
-                wanted_bytes: desired,
-            }
-            .into());
+            return Err(MemoryCapExceeded { limit_bytes: self.limit_bytes, wanted_bytes: desired }.into());
         }
+        // The first call is the main memory's allocation at instantiation.
+        self.initial_bytes.get_or_insert(desired);
         self.peak_bytes = self.peak_bytes.max(desired);
         Ok(true)
     }
 
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         Ok(desired <= 100_000)
     }
 }

@@ -1,4 +1,8 @@
 //! The `observation` import: a tool result held by the host, read by the guest in slices.
+//!
+//! Everything the host knows about an observation (kind, length in characters, whether it is
+//! ASCII) is computed once, natively, before any plugin runs, so it never counts against a
+//! plugin's deadline; the SHA-256 is computed on first use and shared.
 
 use std::sync::{Arc, OnceLock};
 
@@ -12,33 +16,63 @@ use crate::types::{self, Observation};
 /// Largest slice one `read` returns.
 pub(crate) const MAX_READ_BYTES: u32 = 1 << 20;
 
-/// A tool result as the host holds it during `after-tool-result`.
-pub struct ObservationData {
-    bytes: Arc<[u8]>,
-    kind: types::ContentKind,
-    metadata: String,
+/// An observation's bytes and what the host computed about them.
+pub struct ObservationFacts {
+    pub(crate) bytes: Arc<[u8]>,
+    pub(crate) kind: types::ContentKind,
+    pub(crate) size_chars: u64,
+    pub(crate) ascii: bool,
+    pub(crate) metadata: String,
     sha256: OnceLock<String>,
 }
 
-impl ObservationData {
+impl ObservationFacts {
+    /// Text when the runtime says so *and* the bytes are valid UTF-8 (or when the runtime did
+    /// not say and they are); binary otherwise.
     pub(crate) fn new(observation: &Observation) -> Self {
-        let kind = observation
-            .kind
-            .unwrap_or_else(|| sniff(&observation.bytes));
-        ObservationData {
-            bytes: observation.bytes.clone(),
+        let bytes = observation.bytes.clone();
+        let utf8 = std::str::from_utf8(&bytes).is_ok();
+        let kind = match observation.kind {
+            Some(types::ContentKind::Binary) => types::ContentKind::Binary,
+            _ if utf8 => types::ContentKind::Text,
+            _ => types::ContentKind::Binary,
+        };
+        let ascii = bytes.is_ascii();
+        let size_chars = match kind {
+            types::ContentKind::Text if !ascii => bytes.iter().filter(|b| (**b & 0xC0) != 0x80).count() as u64,
+            _ => bytes.len() as u64,
+        };
+        ObservationFacts {
+            bytes,
             kind,
+            size_chars,
+            ascii,
             metadata: observation.metadata.to_string(),
             sha256: OnceLock::new(),
         }
     }
+
+    /// SHA-256 of the bytes, lowercase hex, computed once.
+    pub(crate) fn sha256(&self) -> &str {
+        self.sha256.get_or_init(|| hex::encode(Sha256::digest(&self.bytes)))
+    }
+
+    /// Up to `len` bytes from `offset` (capped at [`MAX_READ_BYTES`]).
+    pub(crate) fn slice(&self, offset: u64, len: u32) -> &[u8] {
+        let size = self.bytes.len() as u64;
+        let start = offset.min(size) as usize;
+        let end = offset.saturating_add(u64::from(len.min(MAX_READ_BYTES))).min(size) as usize;
+        &self.bytes[start..end]
+    }
 }
 
-/// Valid UTF-8 is text; anything else is binary.
-pub(crate) fn sniff(bytes: &[u8]) -> types::ContentKind {
-    match std::str::from_utf8(bytes) {
-        Ok(_) => types::ContentKind::Text,
-        Err(_) => types::ContentKind::Binary,
+/// The resource handed to `after-tool-result`: a shared handle on the facts.
+pub struct ObservationData(pub(crate) Arc<ObservationFacts>);
+
+pub(crate) fn to_wit_kind(kind: types::ContentKind) -> ContentKind {
+    match kind {
+        types::ContentKind::Text => ContentKind::Text,
+        types::ContentKind::Binary => ContentKind::Binary,
     }
 }
 
@@ -46,43 +80,48 @@ impl Host for CallState {}
 
 impl HostObservation for CallState {
     fn size(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<u64> {
-        Ok(self.table.get(&this)?.bytes.len() as u64)
+        Ok(self.table.get(&this)?.0.bytes.len() as u64)
     }
 
     fn kind(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<ContentKind> {
-        Ok(match self.table.get(&this)?.kind {
-            types::ContentKind::Text => ContentKind::Text,
-            types::ContentKind::Binary => ContentKind::Binary,
-        })
+        Ok(to_wit_kind(self.table.get(&this)?.0.kind))
     }
 
-    fn read(
-        &mut self,
-        this: Resource<ObservationData>,
-        offset: u64,
-        len: u32,
-    ) -> wasmtime::Result<Vec<u8>> {
-        let data = self.table.get(&this)?;
-        let size = data.bytes.len() as u64;
-        let start = offset.min(size) as usize;
-        let end = (offset.saturating_add(u64::from(len.min(MAX_READ_BYTES)))).min(size) as usize;
-        Ok(data.bytes[start..end].to_vec())
+    fn size_chars(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<u64> {
+        Ok(self.table.get(&this)?.0.size_chars)
+    }
+
+    fn read(&mut self, this: Resource<ObservationData>, offset: u64, len: u32) -> wasmtime::Result<Vec<u8>> {
+        Ok(self.table.get(&this)?.0.slice(offset, len).to_vec())
     }
 
     fn sha256(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<String> {
-        let data = self.table.get(&this)?;
-        Ok(data
-            .sha256
-            .get_or_init(|| hex::encode(Sha256::digest(&data.bytes)))
-            .clone())
+        Ok(self.table.get(&this)?.0.sha256().to_owned())
     }
 
     fn metadata(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<String> {
-        Ok(self.table.get(&this)?.metadata.clone())
+        Ok(self.table.get(&this)?.0.metadata.clone())
     }
 
     fn drop(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<()> {
         self.table.delete(this)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_count_characters_and_distrust_a_text_claim_on_invalid_utf8() {
+        let text = ObservationFacts::new(&Observation::text("héllo"));
+        assert_eq!((text.kind, text.size_chars, text.ascii), (types::ContentKind::Text, 5, false));
+        let mut claimed = Observation::bytes(vec![0xff, 0xfe, b'a']);
+        claimed.kind = Some(types::ContentKind::Text);
+        let binary = ObservationFacts::new(&claimed);
+        assert_eq!((binary.kind, binary.size_chars), (types::ContentKind::Binary, 3));
+        assert_eq!(binary.slice(1, 10), &[0xfe, b'a']);
+        assert!(binary.slice(9, 10).is_empty());
     }
 }

@@ -26,12 +26,7 @@ pub(crate) struct Scope {
 impl Scope {
     pub(crate) fn new(snapshot: Snapshot, quota_bytes: u64) -> Self {
         let used_bytes = snapshot.entries.iter().map(|(k, v)| entry_size(k, v)).sum();
-        Scope {
-            base: snapshot.entries,
-            writes: Writes::new(),
-            used_bytes,
-            quota_bytes,
-        }
+        Scope { base: snapshot.entries, writes: Writes::new(), used_bytes, quota_bytes }
     }
 
     /// The pending writes, to commit after a successful call.
@@ -81,12 +76,7 @@ impl Scope {
             .base
             .keys()
             .filter(|k| k.starts_with(prefix) && !self.writes.contains_key(*k))
-            .chain(
-                self.writes
-                    .iter()
-                    .filter(|(k, v)| v.is_some() && k.starts_with(prefix))
-                    .map(|(k, _)| k),
-            )
+            .chain(self.writes.iter().filter(|(k, v)| v.is_some() && k.starts_with(prefix)).map(|(k, _)| k))
             .cloned()
             .collect();
         keys.sort_unstable();
@@ -134,17 +124,8 @@ mod tests {
     use super::*;
 
     fn scope(entries: &[(&str, &str)], quota: u64) -> Scope {
-        let entries = entries
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
-            .collect();
-        Scope::new(
-            Snapshot {
-                version: 7,
-                entries,
-            },
-            quota,
-        )
+        let entries = entries.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect();
+        Scope::new(Snapshot { version: 7, entries }, quota)
     }
 
     #[test]
@@ -166,14 +147,7 @@ mod tests {
     fn a_write_past_the_quota_is_an_error_value_and_writes_nothing() {
         let mut s = scope(&[("k", "12345")], 10);
         let err = s.set("x".into(), b"12345".to_vec()).unwrap_err();
-        assert!(matches!(
-            err,
-            StorageError::QuotaExceeded(Quota {
-                used: 6,
-                requested: 6,
-                limit: 10
-            })
-        ));
+        assert!(matches!(err, StorageError::QuotaExceeded(Quota { used: 6, requested: 6, limit: 10 })));
         assert_eq!(s.get("x"), None);
         // Shrinking is always allowed, even while over the quota.
         s.set("k".into(), b"1".to_vec()).unwrap();
@@ -183,14 +157,8 @@ mod tests {
     #[test]
     fn empty_and_oversize_keys_are_refused() {
         let mut s = scope(&[], 1 << 20);
-        assert!(matches!(
-            s.set(String::new(), vec![]),
-            Err(StorageError::InvalidKey(_))
-        ));
-        assert!(matches!(
-            s.set("k".repeat(257), vec![]),
-            Err(StorageError::InvalidKey(_))
-        ));
+        assert!(matches!(s.set(String::new(), vec![]), Err(StorageError::InvalidKey(_))));
+        assert!(matches!(s.set("k".repeat(257), vec![]), Err(StorageError::InvalidKey(_))));
         s.set("k".repeat(256), vec![]).unwrap();
     }
 }

@@ -36,9 +36,7 @@ impl Tokenizer {
 
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tokenizer")
-            .field("encoding", &self.encoding)
-            .finish()
+        f.debug_struct("Tokenizer").field("encoding", &self.encoding).finish()
     }
 }
 

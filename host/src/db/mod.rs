@@ -10,6 +10,7 @@
 //! If another process committed to the session meanwhile, the caller re-runs the call on a
 //! fresh snapshot. No update is lost, across threads or processes.
 
+pub(crate) mod blobs;
 mod schema;
 pub(crate) mod sessions;
 pub(crate) mod state;
@@ -43,12 +44,7 @@ impl Db {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let db = Db {
-            inner: Arc::new(Inner {
-                path: path.to_owned(),
-                idle: Mutex::new(Vec::new()),
-            }),
-        };
+        let db = Db { inner: Arc::new(Inner { path: path.to_owned(), idle: Mutex::new(Vec::new()) }) };
         db.run(|conn| Ok(schema::migrate(conn)?))
             .await
             .map_err(anyhow::Error::from)
@@ -101,8 +97,5 @@ fn connect(path: &Path) -> anyhow::Result<Connection> {
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }

@@ -26,6 +26,28 @@ const MIGRATIONS: &[&str] = &[
         value BLOB NOT NULL,
         PRIMARY KEY (plugin, session, key)
     ) WITHOUT ROWID;",
+    // 2: the blob store for offloaded observations (seed 004's `entries`, scoped per plugin
+    // and session like all plugin state).
+    "CREATE TABLE observations (
+        id TEXT PRIMARY KEY,             -- 16 lowercase hex
+        plugin TEXT NOT NULL,
+        session TEXT NOT NULL REFERENCES sessions(id),
+        turn_id TEXT NOT NULL,
+        step_num INTEGER,
+        executor_name TEXT,
+        content_kind TEXT NOT NULL,      -- text | binary
+        content BLOB NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        size_chars INTEGER NOT NULL,
+        ascii INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        summary TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        created_at REAL NOT NULL,        -- unix seconds
+        expires_at REAL NOT NULL         -- unix seconds
+    );
+    CREATE INDEX observations_turn ON observations(plugin, session, turn_id);
+    CREATE INDEX observations_expiry ON observations(expires_at);",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {

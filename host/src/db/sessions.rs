@@ -49,21 +49,14 @@ pub(crate) fn create(
     inits: &[PluginInit],
 ) -> Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let exists: bool = tx.query_row(
-        "SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)",
-        [id],
-        |r| r.get(0),
-    )?;
+    let exists: bool = tx.query_row("SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)", [id], |r| r.get(0))?;
     if exists {
         return Err(Error::SessionExists(id.to_owned()));
     }
     let parent = origin.parent();
     if let Some(parent) = parent {
-        let found: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)",
-            [parent],
-            |r| r.get(0),
-        )?;
+        let found: bool =
+            tx.query_row("SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)", [parent], |r| r.get(0))?;
         if !found {
             return Err(Error::SessionNotFound(parent.to_owned()));
         }
@@ -72,13 +65,7 @@ pub(crate) fn create(
     tx.execute(
         "INSERT INTO sessions (id, parent, origin, created_at, updated_at, guidance)
          VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-        params![
-            id,
-            parent,
-            origin_tag(origin),
-            now,
-            serde_json::to_string(guidance).unwrap()
-        ],
+        params![id, parent, origin_tag(origin), now, serde_json::to_string(guidance).unwrap()],
     )?;
     for init in inits {
         if let (true, Some(parent)) = (init.inherit, parent) {
@@ -92,18 +79,12 @@ pub(crate) fn create(
 
 /// Whether a session exists (parent checks before running any plugin).
 pub(crate) fn exists(conn: &Connection, id: &str) -> Result<bool> {
-    Ok(conn.query_row(
-        "SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)",
-        [id],
-        |r| r.get(0),
-    )?)
+    Ok(conn.query_row("SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)", [id], |r| r.get(0))?)
 }
 
 /// The session `id`, if it exists.
 pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<SessionRecord>> {
-    Ok(conn
-        .query_row(&format!("{SELECT} WHERE id = ?1"), [id], read_row)
-        .optional()?)
+    Ok(conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], read_row).optional()?)
 }
 
 /// Every session, oldest first.
@@ -113,34 +94,27 @@ pub(crate) fn list(conn: &Connection) -> Result<Vec<SessionRecord>> {
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// Records that `turn_id` is the session's current turn and returns its 0-based index: the
-/// same index again for the current turn, the next one for a new id.
-pub(crate) fn enter_turn(conn: &mut Connection, id: &str, turn_id: &str) -> Result<u32> {
+/// Records that `turn_id` is the session's current turn and returns its 0-based index (the
+/// same index again for the current turn, the next one for a new id) and whether it is new.
+pub(crate) fn enter_turn(conn: &mut Connection, id: &str, turn_id: &str) -> Result<(u32, bool)> {
     let current = |conn: &Connection| -> Result<(Option<String>, i64)> {
-        conn.query_row(
-            "SELECT turn_id, turn_index FROM sessions WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?
-        .ok_or_else(|| Error::SessionNotFound(id.to_owned()))
+        conn.query_row("SELECT turn_id, turn_index FROM sessions WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .ok_or_else(|| Error::SessionNotFound(id.to_owned()))
     };
     let (turn, index) = current(conn)?;
     if turn.as_deref() == Some(turn_id) {
-        return Ok(index as u32);
+        return Ok((index as u32, false));
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (turn, index) = current(&tx)?;
     if turn.as_deref() == Some(turn_id) {
-        return Ok(index as u32);
+        return Ok((index as u32, false));
     }
     let next = index + 1;
-    tx.execute(
-        "UPDATE sessions SET turn_id = ?2, turn_index = ?3 WHERE id = ?1",
-        params![id, turn_id, next],
-    )?;
+    tx.execute("UPDATE sessions SET turn_id = ?2, turn_index = ?3 WHERE id = ?1", params![id, turn_id, next])?;
     tx.commit()?;
-    Ok(next as u32)
+    Ok((next as u32, true))
 }
 
 const SELECT: &str = "SELECT id, parent, origin, created_at, updated_at, turn_id, turn_index, guidance, \
@@ -151,10 +125,7 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let tag: String = row.get(2)?;
     let origin = match (tag.as_str(), parent) {
         ("fork", Some(parent)) => Origin::Fork { parent },
-        ("spawn", Some(parent)) => Origin::Spawn {
-            parent,
-            copy: false,
-        },
+        ("spawn", Some(parent)) => Origin::Spawn { parent, copy: false },
         ("spawn-copy", Some(parent)) => Origin::Spawn { parent, copy: true },
         _ => Origin::New,
     };

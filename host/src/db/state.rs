@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
+use super::blobs::PendingBlob;
 use crate::{Error, Result};
 
 /// A call's pending writes: `Some(value)` sets, `None` deletes.
@@ -19,20 +20,13 @@ pub(crate) struct Snapshot {
 /// Reads the scope of `plugin` in `session` in one read transaction.
 pub(crate) fn load(conn: &mut Connection, plugin: &str, session: &str) -> Result<Snapshot> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-    let version: Option<i64> = tx
-        .query_row(
-            "SELECT version FROM sessions WHERE id = ?1",
-            [session],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let version: Option<i64> =
+        tx.query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0)).optional()?;
     let Some(version) = version else {
         return Err(Error::SessionNotFound(session.to_owned()));
     };
     let entries = {
-        let mut stmt = tx.prepare_cached(
-            "SELECT key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2",
-        )?;
+        let mut stmt = tx.prepare_cached("SELECT key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2")?;
         let rows = stmt.query_map(params![plugin, session], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<rusqlite::Result<BTreeMap<String, Vec<u8>>>>()?
     };
@@ -56,21 +50,20 @@ pub(crate) fn commit(
     session: &str,
     expected_version: i64,
     writes: &Writes,
+    blobs: &[PendingBlob],
 ) -> Result<Commit> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let version: Option<i64> = tx
-        .query_row(
-            "SELECT version FROM sessions WHERE id = ?1",
-            [session],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let version: Option<i64> =
+        tx.query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0)).optional()?;
     match version {
         None => return Err(Error::SessionNotFound(session.to_owned())),
         Some(v) if v != expected_version => return Ok(Commit::Conflict),
         Some(_) => {}
     }
     apply(&tx, plugin, session, writes)?;
+    for blob in blobs {
+        super::blobs::insert(&tx, plugin, session, blob)?;
+    }
     tx.execute(
         "UPDATE sessions SET version = version + 1, updated_at = ?2 WHERE id = ?1",
         params![session, super::now_ms()],
@@ -80,19 +73,12 @@ pub(crate) fn commit(
 }
 
 /// Applies `writes` inside an open transaction.
-pub(crate) fn apply(
-    tx: &Transaction<'_>,
-    plugin: &str,
-    session: &str,
-    writes: &Writes,
-) -> Result<()> {
+pub(crate) fn apply(tx: &Transaction<'_>, plugin: &str, session: &str, writes: &Writes) -> Result<()> {
     let mut set = tx.prepare_cached(
         "INSERT INTO plugin_state (plugin, session, key, value) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value",
     )?;
-    let mut delete = tx.prepare_cached(
-        "DELETE FROM plugin_state WHERE plugin = ?1 AND session = ?2 AND key = ?3",
-    )?;
+    let mut delete = tx.prepare_cached("DELETE FROM plugin_state WHERE plugin = ?1 AND session = ?2 AND key = ?3")?;
     for (key, value) in writes {
         match value {
             Some(value) => set.execute(params![plugin, session, key, value])?,
@@ -115,9 +101,8 @@ pub(crate) fn copy_scope(tx: &Transaction<'_>, plugin: &str, from: &str, to: &st
 
 /// Every stored pair of a session, as (plugin, key, value), ordered.
 pub(crate) fn dump(conn: &Connection, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key",
-    )?;
+    let mut stmt =
+        conn.prepare_cached("SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key")?;
     let rows = stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }

@@ -43,12 +43,13 @@ pub mod bindings {
 }
 
 pub use bindings::exports::scratchpad::plugin::lifecycle::Manifest;
+pub use bindings::scratchpad::plugin::blobs::{self, BlobError, Entry, NewEntry};
 pub use bindings::scratchpad::plugin::log::Level;
 pub use bindings::scratchpad::plugin::observation::{ContentKind, Observation};
 pub use bindings::scratchpad::plugin::storage::{Quota, StorageError};
 pub use bindings::scratchpad::plugin::types::{
-    Injection, Origin, Placement, SessionInfo, SessionSetup, SpawnOrigin, ToolCall, ToolError,
-    ToolOutput, ToolSpec, Turn,
+    Injection, Origin, Placement, SessionInfo, SessionSetup, SpawnOrigin, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Turn,
 };
 
 /// Writes a record to the host's log, tagged with this plugin's name.
@@ -70,10 +71,7 @@ pub trait Plugin {
     /// A session is being created. Default: no guidance, no inheritance.
     fn before_session_create(session: SessionInfo) -> SessionSetup {
         let _ = session;
-        SessionSetup {
-            injections: Vec::new(),
-            inherit_parent_state: false,
-        }
+        SessionSetup { injections: Vec::new(), inherit_parent_state: false }
     }
 
     /// A turn starts with `message`. Default: nothing injected.
@@ -119,17 +117,13 @@ pub trait Plugin {
     /// The tools offered in this turn. Default: every tool the manifest declares.
     fn tools(turn: Turn) -> Vec<ToolSpec> {
         let _ = turn;
-        Self::load()
-            .map(|manifest| manifest.tools)
-            .unwrap_or_default()
+        Self::load().map(|manifest| manifest.tools).unwrap_or_default()
     }
 
     /// Runs the tool `name`. Default: every name is unknown.
     fn call_tool(turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
         let _ = (turn, arguments);
-        Err(ToolError::UnknownTool(format!(
-            "this plugin offers no tool named `{name}`"
-        )))
+        Err(ToolError::UnknownTool(format!("this plugin offers no tool named `{name}`")))
     }
 }
 

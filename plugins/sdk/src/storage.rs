@@ -75,10 +75,6 @@ impl Storage for MemoryStorage {
         self.entries.remove(key).is_some()
     }
     fn list(&self, prefix: &str) -> Vec<String> {
-        self.entries
-            .keys()
-            .filter(|k| k.starts_with(prefix))
-            .cloned()
-            .collect()
+        self.entries.keys().filter(|k| k.starts_with(prefix)).cloned().collect()
     }
 }

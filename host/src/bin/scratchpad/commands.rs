@@ -15,12 +15,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo => crate::demo::run(&global).await,
         Command::Inspect { file } => inspect(&global, &file).await,
         Command::Plugins => plugins(&open(&global).await?, &global),
-        Command::Session(SessionCommand::Create {
-            session,
-            fork,
-            spawn,
-            copy,
-        }) => {
+        Command::Session(SessionCommand::Create { session, fork, spawn, copy }) => {
             let origin = match (fork, spawn) {
                 (Some(parent), _) => Origin::Fork { parent },
                 (None, Some(parent)) => Origin::Spawn { parent, copy },
@@ -29,38 +24,12 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             create(&open(&global).await?, &global, &session, origin).await
         }
         Command::Session(SessionCommand::List) => list(&open(&global).await?, &global).await,
-        Command::Tools { session, turn } => {
-            tools(&open(&global).await?, &global, turn_of(&session, &turn)).await
+        Command::Tools { session, turn } => tools(&open(&global).await?, &global, turn_of(&session, &turn)).await,
+        Command::Call { session, tool, arguments, turn } => {
+            call(&open(&global).await?, &global, turn_of(&session, &turn), &tool, &arguments).await
         }
-        Command::Call {
-            session,
-            tool,
-            arguments,
-            turn,
-        } => {
-            call(
-                &open(&global).await?,
-                &global,
-                turn_of(&session, &turn),
-                &tool,
-                &arguments,
-            )
-            .await
-        }
-        Command::Query {
-            session,
-            message,
-            system,
-            turn,
-        } => {
-            query(
-                &open(&global).await?,
-                &global,
-                turn_of(&session, &turn),
-                &message,
-                &system,
-            )
-            .await
+        Command::Query { session, message, system, turn } => {
+            query(&open(&global).await?, &global, turn_of(&session, &turn), &message, &system).await
         }
         Command::Show { session } => show(&open(&global).await?, &global, &session).await,
     }
@@ -75,9 +44,7 @@ pub(crate) fn host_config(global: &Global) -> anyhow::Result<HostConfig> {
     if let Some(db) = &global.db {
         config.database = db.clone();
     }
-    config
-        .plugins
-        .extend(global.plugins.iter().map(PluginSpec::file));
+    config.plugins.extend(global.plugins.iter().map(PluginSpec::file));
     Ok(config)
 }
 
@@ -88,9 +55,7 @@ async fn open(global: &Global) -> anyhow::Result<Host> {
 /// The turn a command acts in: `--turn T`, or a turn of its own.
 fn turn_of(session: &str, args: &TurnArgs) -> TurnContext {
     let turn_id = args.turn.clone().unwrap_or_else(|| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         format!("cli-{}-{}", now.as_micros(), std::process::id())
     });
     TurnContext {
@@ -110,11 +75,7 @@ fn plugins(host: &Host, global: &Global) -> anyhow::Result<()> {
     for plugin in plugins {
         println!(
             "{}  (timeout {} ms, memory {} bytes, storage quota {} bytes, output cap {} bytes)",
-            plugin.name,
-            plugin.call_timeout_ms,
-            plugin.memory_bytes,
-            plugin.storage_quota_bytes,
-            plugin.output_bytes
+            plugin.name, plugin.call_timeout_ms, plugin.memory_bytes, plugin.storage_quota_bytes, plugin.output_bytes
         );
         for tool in plugin.tools {
             println!("  {:<22} {}", tool.name, first_line(&tool.description));
@@ -126,18 +87,11 @@ fn plugins(host: &Host, global: &Global) -> anyhow::Result<()> {
 async fn create(host: &Host, global: &Global, session: &str, origin: Origin) -> anyhow::Result<()> {
     let guidance = host.create_session(session, origin.clone()).await?;
     if global.json {
-        print_json(
-            &json!({ "ok": true, "session": session, "origin": origin, "guidance": guidance }),
-        );
+        print_json(&json!({ "ok": true, "session": session, "origin": origin, "guidance": guidance }));
     } else {
         println!("created session {session}");
         for injection in guidance {
-            println!(
-                "\n[{} guidance, {}]\n{}",
-                injection.plugin,
-                injection.placement.as_str(),
-                injection.text
-            );
+            println!("\n[{} guidance, {}]\n{}", injection.plugin, injection.placement.as_str(), injection.text);
         }
     }
     Ok(())
@@ -168,22 +122,13 @@ async fn tools(host: &Host, global: &Global, turn: TurnContext) -> anyhow::Resul
         print_json(&json!({ "ok": true, "turn": turn.turn_id, "tools": tools }));
     } else {
         for tool in tools {
-            println!(
-                "{} ({})\n  {}\n  parameters: {}\n",
-                tool.name, tool.plugin, tool.description, tool.parameters
-            );
+            println!("{} ({})\n  {}\n  parameters: {}\n", tool.name, tool.plugin, tool.description, tool.parameters);
         }
     }
     Ok(())
 }
 
-async fn call(
-    host: &Host,
-    global: &Global,
-    turn: TurnContext,
-    tool: &str,
-    arguments: &str,
-) -> anyhow::Result<()> {
+async fn call(host: &Host, global: &Global, turn: TurnContext, tool: &str, arguments: &str) -> anyhow::Result<()> {
     let output = host.call_tool(&turn, tool, arguments).await?;
     if global.json {
         print_json(&json!({ "ok": true, "plugin": output.plugin, "content": output.content }));
@@ -193,31 +138,15 @@ async fn call(
     Ok(())
 }
 
-async fn query(
-    host: &Host,
-    global: &Global,
-    turn: TurnContext,
-    message: &str,
-    system: &str,
-) -> anyhow::Result<()> {
+async fn query(host: &Host, global: &Global, turn: TurnContext, message: &str, system: &str) -> anyhow::Result<()> {
     let prompt = host.before_query(&turn, message).await?;
     let rendered = prompt.render(system, message);
     if global.json {
-        let by_placement: serde_json::Map<String, serde_json::Value> = Placement::ALL
-            .iter()
-            .map(|p| {
-                (
-                    p.as_str().to_owned(),
-                    json!(prompt.at(*p).collect::<Vec<_>>()),
-                )
-            })
-            .collect();
+        let by_placement: serde_json::Map<String, serde_json::Value> =
+            Placement::ALL.iter().map(|p| (p.as_str().to_owned(), json!(prompt.at(*p).collect::<Vec<_>>()))).collect();
         print_json(&json!({ "ok": true, "injections": by_placement, "rendered": rendered }));
     } else {
-        println!(
-            "=== system ===\n{}\n=== user ===\n{}",
-            rendered.system, rendered.user
-        );
+        println!("=== system ===\n{}\n=== user ===\n{}", rendered.system, rendered.user);
     }
     Ok(())
 }
@@ -254,13 +183,8 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
 }
 
 async fn inspect(global: &Global, file: &std::path::Path) -> anyhow::Result<()> {
-    let bytes: Arc<[u8]> = std::fs::read(file)
-        .with_context(|| format!("reading {}", file.display()))?
-        .into();
-    let name = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let bytes: Arc<[u8]> = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?.into();
+    let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let report = scratchpad_host::inspect(&name, bytes, json!({})).await?;
     if global.json {
         let plugin = match &report.plugin {
@@ -278,9 +202,7 @@ async fn inspect(global: &Global, file: &std::path::Path) -> anyhow::Result<()> 
         match &report.plugin {
             Ok(tools) => {
                 println!("implements {}; tools:", scratchpad_host::WORLD);
-                tools
-                    .iter()
-                    .for_each(|t| println!("  {:<22} {}", t.name, first_line(&t.description)));
+                tools.iter().for_each(|t| println!("  {:<22} {}", t.name, first_line(&t.description)));
             }
             Err(message) => println!("not a loadable plugin: {message}"),
         }
@@ -289,10 +211,7 @@ async fn inspect(global: &Global, file: &std::path::Path) -> anyhow::Result<()> 
         Ok(_) => Ok(()),
         // The JSON report above already carries the error; exit as a refused plugin would.
         Err(_) if global.json => std::process::exit(3),
-        Err(message) => Err(anyhow::Error::new(scratchpad_host::Error::Load {
-            plugin: name,
-            message,
-        })),
+        Err(message) => Err(anyhow::Error::new(scratchpad_host::Error::Load { plugin: name, message })),
     }
 }
 

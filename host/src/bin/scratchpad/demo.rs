@@ -14,8 +14,7 @@ pub(crate) async fn run(global: &Global) -> anyhow::Result<()> {
     let mut config = host_config(global)?;
     let temporary = global.db.is_none() && global.config.is_none();
     if temporary {
-        config.database =
-            std::env::temp_dir().join(format!("scratchpad-demo-{}.db", std::process::id()));
+        config.database = std::env::temp_dir().join(format!("scratchpad-demo-{}.db", std::process::id()));
     }
     let database = config.database.clone();
     let result = script(config).await;
@@ -29,26 +28,16 @@ pub(crate) async fn run(global: &Global) -> anyhow::Result<()> {
 
 async fn script(config: scratchpad_host::HostConfig) -> anyhow::Result<()> {
     let session = format!("demo-{}", std::process::id());
-    step(&format!(
-        "Opening a host on {} with the embedded plugins",
-        config.database.display()
-    ));
+    step(&format!("Opening a host on {} with the embedded plugins", config.database.display()));
     let host = Host::open(config.clone()).await?;
     for plugin in host.plugins() {
         let tools: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
         println!("  plugin `{}` declares: {}", plugin.name, tools.join(", "));
     }
 
-    step(&format!(
-        "Creating session `{session}`: each plugin adds its system-prompt guidance"
-    ));
+    step(&format!("Creating session `{session}`: each plugin adds its system-prompt guidance"));
     for injection in host.create_session(&session, Origin::New).await? {
-        println!(
-            "[{} → {}]\n{}",
-            injection.plugin,
-            injection.placement.as_str(),
-            indent(&injection.text)
-        );
+        println!("[{} → {}]\n{}", injection.plugin, injection.placement.as_str(), indent(&injection.text));
     }
 
     let turn1 = TurnContext::new(&session, "turn-1");
@@ -67,55 +56,37 @@ async fn script(config: scratchpad_host::HostConfig) -> anyhow::Result<()> {
     }
 
     step("Turn 1: an append that would overflow the notes budget is rejected, notes unchanged");
-    let huge = format!(
-        r#"{{"action":"append_notes","content":"{}"}}"#,
-        "x".repeat(4000)
-    );
+    let huge = format!(r#"{{"action":"append_notes","content":"{}"}}"#, "x".repeat(4000));
     tool_call(&host, &turn1, &huge).await?;
 
     step("Turn 2: the user says \"continue with step 2\"; the model receives");
-    let prompt = host
-        .before_query(
-            &TurnContext::new(&session, "turn-2"),
-            "continue with step 2",
-        )
-        .await?;
+    let prompt = host.before_query(&TurnContext::new(&session, "turn-2"), "continue with step 2").await?;
     print_prompt(&prompt.render(SYSTEM_PROMPT, "continue with step 2"));
 
     step("Restarting the host on the same database (a new process would do the same)");
     drop(host);
     let host = Host::open(config).await?;
-    let prompt = host
-        .before_query(&TurnContext::new(&session, "turn-3"), "what's next?")
-        .await?;
+    let prompt = host.before_query(&TurnContext::new(&session, "turn-3"), "what's next?").await?;
     println!("Turn 3 after the restart: the scratchpad is still injected");
     print_prompt(&prompt.render(SYSTEM_PROMPT, "what's next?"));
     Ok(())
 }
 
 async fn tool_call(host: &Host, turn: &TurnContext, args: &str) -> anyhow::Result<()> {
-    let shown = if args.len() > 120 {
-        format!("{}…", &args[..117])
-    } else {
-        args.to_owned()
-    };
+    let shown = if args.len() > 120 { format!("{}…", &args[..117]) } else { args.to_owned() };
     println!("→ session.scratchpad {shown}");
     match host.call_tool(turn, "session.scratchpad", args).await {
         Ok(output) => println!("{}", indent(&output.content)),
-        Err(Error::Tool { error, .. }) => println!(
-            "{}",
-            indent(&format!("✗ {}: {}", error.kind.as_str(), error.message))
-        ),
+        Err(Error::Tool { error, .. }) => {
+            println!("{}", indent(&format!("✗ {}: {}", error.kind.as_str(), error.message)))
+        }
         Err(other) => return Err(other.into()),
     }
     Ok(())
 }
 
 fn print_prompt(rendered: &scratchpad_host::RenderedPrompt) {
-    println!(
-        "--- system ---\n{}\n--- user ---\n{}\n--------------",
-        rendered.system, rendered.user
-    );
+    println!("--- system ---\n{}\n--- user ---\n{}\n--------------", rendered.system, rendered.user);
 }
 
 fn step(title: &str) {
@@ -123,8 +94,5 @@ fn step(title: &str) {
 }
 
 fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    text.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
 }

@@ -133,10 +133,7 @@ struct TurnArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     output::init_tracing(cli.global.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: starting the async runtime: {error}");

@@ -8,25 +8,12 @@
 //! does.
 
 use scratchpad_plugin_sdk::{
-    Injection, Manifest, Placement, Plugin, Storage, StorageError, ToolError, ToolOutput, ToolSpec,
-    Turn, export_plugin,
+    Injection, Manifest, Placement, Plugin, Storage, StorageError, ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
 };
 use serde_json::{Value, json};
 
-const VERBS: &[&str] = &[
-    "write",
-    "read",
-    "keys",
-    "write_then_trap",
-    "loop",
-    "bomb",
-    "recurse",
-    "huge",
-    "fill",
-    "fs",
-    "env",
-    "net",
-];
+const VERBS: &[&str] =
+    &["write", "read", "keys", "write_then_trap", "loop", "bomb", "recurse", "huge", "fill", "fs", "env", "net"];
 
 struct Probe;
 
@@ -39,46 +26,28 @@ fn prefix() -> String {
 }
 
 fn spec(name: String) -> ToolSpec {
-    ToolSpec {
-        name,
-        description: "probe".into(),
-        parameters: r#"{"type":"object"}"#.into(),
-    }
+    ToolSpec { name, description: "probe".into(), parameters: r#"{"type":"object"}"#.into() }
 }
 
 impl Plugin for Probe {
     fn load() -> Result<Manifest, String> {
         let prefix = prefix();
-        let mut tools: Vec<ToolSpec> = VERBS
-            .iter()
-            .map(|v| spec(format!("{prefix}.{v}")))
-            .collect();
+        let mut tools: Vec<ToolSpec> = VERBS.iter().map(|v| spec(format!("{prefix}.{v}"))).collect();
         if let Some(extra) = config()["extraTools"].as_array() {
-            tools.extend(
-                extra
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(|n| spec(n.to_owned())),
-            );
+            tools.extend(extra.iter().filter_map(Value::as_str).map(|n| spec(n.to_owned())));
         }
         Ok(Manifest { tools })
     }
 
     fn before_query(_turn: Turn, _message: String) -> Vec<Injection> {
-        let mode = config()["queryMode"]
-            .as_str()
-            .unwrap_or("inject")
-            .to_owned();
+        let mode = config()["queryMode"].as_str().unwrap_or("inject").to_owned();
         match mode.as_str() {
             "loop" => spin(),
             "trap" => {
                 let _ = scratchpad_plugin_sdk::HostStorage.set("query-was-here", b"1");
                 panic!("probe trapped in before-query");
             }
-            "huge" => vec![Injection {
-                placement: Placement::AppendContext,
-                text: "x".repeat(50 << 20),
-            }],
+            "huge" => vec![Injection { placement: Placement::AppendContext, text: "x".repeat(50 << 20) }],
             _ => match scratchpad_plugin_sdk::HostStorage.get("inject") {
                 Some(text) => vec![Injection {
                     placement: Placement::PrependContext,
@@ -91,12 +60,8 @@ impl Plugin for Probe {
 
     fn call_tool(_turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
         let prefix = prefix();
-        let verb = name
-            .strip_prefix(&format!("{prefix}."))
-            .unwrap_or(&name)
-            .to_owned();
-        let args: Value = serde_json::from_str(&arguments)
-            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+        let verb = name.strip_prefix(&format!("{prefix}.")).unwrap_or(&name).to_owned();
+        let args: Value = serde_json::from_str(&arguments).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         let text = |field: &str| args[field].as_str().unwrap_or_default().to_owned();
         let mut storage = scratchpad_plugin_sdk::HostStorage;
         let out = match verb.as_str() {
@@ -110,9 +75,7 @@ impl Plugin for Probe {
             },
             "keys" => json!(storage.list(&text("prefix"))).to_string(),
             "write_then_trap" => {
-                storage
-                    .set(&text("key"), text("value").as_bytes())
-                    .map_err(|e| ToolError::Failed(describe(&e)))?;
+                storage.set(&text("key"), text("value").as_bytes()).map_err(|e| ToolError::Failed(describe(&e)))?;
                 panic!("probe panicked after writing");
             }
             "loop" => spin(),
@@ -153,10 +116,7 @@ impl Plugin for Probe {
 fn describe(error: &StorageError) -> String {
     match error {
         StorageError::QuotaExceeded(q) => {
-            format!(
-                "quota exceeded: used {} + requested {} > limit {}",
-                q.used, q.requested, q.limit
-            )
+            format!("quota exceeded: used {} + requested {} > limit {}", q.used, q.requested, q.limit)
         }
         StorageError::InvalidKey(m) => format!("invalid key: {m}"),
     }
@@ -172,11 +132,7 @@ fn spin() -> ! {
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {
     let pad = std::hint::black_box([depth; 16]);
-    if depth == 0 {
-        pad[3]
-    } else {
-        recurse(std::hint::black_box(depth - 1)) + pad[7]
-    }
+    if depth == 0 { pad[3] } else { recurse(std::hint::black_box(depth - 1)) + pad[7] }
 }
 
 export_plugin!(Probe);

@@ -1,0 +1,120 @@
+//! The `blobs` import: the plugin's blob store in this session (seed 004's offload store).
+//!
+//! `store` only records the entry (the bytes stay shared with the observation) and the host
+//! writes it with the call's other writes, after the call returned, outside its deadline.
+//! `stat`, `list-turn`, `read` and `gc` touch SQLite, so they are async and run on the
+//! blocking pool; entries stored earlier in the same call are served from memory.
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Resource;
+
+use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry};
+use crate::capabilities::CallState;
+use crate::capabilities::observation::{MAX_READ_BYTES, ObservationData, to_wit_kind};
+use crate::db::blobs::{self, BlobEntry, PendingBlob};
+use crate::db::now_ms;
+
+fn to_wit(entry: BlobEntry, now: u64) -> Entry {
+    Entry {
+        expired: entry.expires_at_ms <= now,
+        id: entry.id,
+        turn_id: entry.turn_id,
+        step: entry.step,
+        tool: entry.tool,
+        kind: to_wit_kind(entry.kind),
+        size_bytes: entry.size_bytes,
+        size_chars: entry.size_chars,
+        ascii: entry.ascii,
+        sha256: entry.sha256,
+        summary: entry.summary,
+        metadata: entry.metadata,
+        created_at_ms: entry.created_at_ms,
+        expires_at_ms: entry.expires_at_ms,
+    }
+}
+
+impl CallState {
+    fn pending(&self, id: &str) -> Option<&PendingBlob> {
+        self.pending_blobs.iter().find(|b| b.id == id)
+    }
+
+    fn new_id(&mut self, turn: &str, step: u32) -> String {
+        let mut hasher = Sha256::new();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        hasher.update(nanos.as_nanos().to_le_bytes());
+        hasher.update(std::process::id().to_le_bytes());
+        hasher.update(self.plugin.name.as_bytes());
+        hasher.update(turn.as_bytes());
+        hasher.update(step.to_le_bytes());
+        hasher.update((self.pending_blobs.len() as u64).to_le_bytes());
+        hasher.update(self.id_salt.to_le_bytes());
+        hex::encode(&hasher.finalize()[..8])
+    }
+}
+
+impl Host for CallState {
+    fn store(
+        &mut self,
+        content: Resource<ObservationData>,
+        entry: NewEntry,
+    ) -> wasmtime::Result<Result<String, BlobError>> {
+        if self.blob_scope.is_none() {
+            return Ok(Err(BlobError::Invalid("there is no session in this call".into())));
+        }
+        if entry.ttl_seconds == 0 {
+            return Ok(Err(BlobError::Invalid("ttl-seconds must be at least 1".into())));
+        }
+        let facts = self.table.get(&content)?.0.clone();
+        let id = self.new_id(&entry.turn_id, entry.step);
+        let created_at_ms = now_ms() as u64;
+        let expires_at_ms = created_at_ms.saturating_add(entry.ttl_seconds.saturating_mul(1000));
+        self.pending_blobs.push(PendingBlob {
+            id: id.clone(),
+            turn_id: entry.turn_id,
+            step: entry.step,
+            tool: entry.tool,
+            summary: entry.summary,
+            created_at_ms,
+            expires_at_ms,
+            content: facts,
+        });
+        Ok(Ok(id))
+    }
+
+    async fn stat(&mut self, id: String) -> wasmtime::Result<Option<Entry>> {
+        let now = now_ms() as u64;
+        if let Some(pending) = self.pending(&id) {
+            return Ok(Some(to_wit(pending.entry(&self.plugin.name), now)));
+        }
+        let Some((db, plugin, session)) = self.blob_scope.clone() else { return Ok(None) };
+        let entry = db.run(move |conn| blobs::stat(conn, &plugin, &session, &id)).await?;
+        Ok(entry.map(|e| to_wit(e, now)))
+    }
+
+    async fn list_turn(&mut self, turn_id: String) -> wasmtime::Result<Vec<Entry>> {
+        let now = now_ms() as u64;
+        let Some((db, plugin, session)) = self.blob_scope.clone() else { return Ok(Vec::new()) };
+        let turn = turn_id.clone();
+        let mut entries = db.run(move |conn| blobs::list(conn, Some(&plugin), &session, Some(&turn))).await?;
+        entries.extend(self.pending_blobs.iter().filter(|b| b.turn_id == turn_id).map(|b| b.entry(&self.plugin.name)));
+        Ok(entries.into_iter().map(|e| to_wit(e, now)).collect())
+    }
+
+    async fn read(&mut self, id: String, offset: u64, len: u32) -> wasmtime::Result<Result<Vec<u8>, BlobError>> {
+        if let Some(pending) = self.pending(&id) {
+            return Ok(Ok(pending.content.slice(offset, len).to_vec()));
+        }
+        let Some((db, plugin, session)) = self.blob_scope.clone() else {
+            return Ok(Err(BlobError::NotFound(format!("no entry `{id}`"))));
+        };
+        let len = len.min(MAX_READ_BYTES) as usize;
+        let probe = id.clone();
+        let bytes = db.run(move |conn| blobs::read(conn, &plugin, &session, &probe, offset, len)).await?;
+        Ok(bytes.ok_or_else(|| BlobError::NotFound(format!("no entry `{id}`"))))
+    }
+
+    async fn gc(&mut self) -> wasmtime::Result<u32> {
+        let Some((db, plugin, session)) = self.blob_scope.clone() else { return Ok(0) };
+        Ok(db.run(move |conn| blobs::gc(conn, Some((&plugin, &session)), now_ms() as u64)).await?)
+    }
+}

@@ -1,0 +1,205 @@
+//! The blob store: offloaded observations, written in chunks with SQLite's incremental blob
+//! I/O and read back by range without loading the entry.
+
+use rusqlite::{Connection, MAIN_DB, OptionalExtension, Row, Transaction, params};
+
+use crate::Result;
+use crate::capabilities::observation::ObservationFacts;
+use crate::types::ContentKind;
+
+/// Bytes copied per step when writing an entry.
+const CHUNK: usize = 1 << 20;
+
+/// An entry written by a call, committed with the call's other writes.
+pub(crate) struct PendingBlob {
+    pub(crate) id: String,
+    pub(crate) turn_id: String,
+    pub(crate) step: u32,
+    pub(crate) tool: String,
+    pub(crate) summary: String,
+    pub(crate) created_at_ms: u64,
+    pub(crate) expires_at_ms: u64,
+    pub(crate) content: std::sync::Arc<ObservationFacts>,
+}
+
+/// A stored entry's description (without its content).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BlobEntry {
+    /// 16 lowercase hex digits.
+    pub id: String,
+    /// The plugin that stored it.
+    pub plugin: String,
+    /// The turn it belongs to.
+    pub turn_id: String,
+    /// The step that produced it.
+    pub step: u32,
+    /// The tool that produced it.
+    pub tool: String,
+    /// Text or binary.
+    pub kind: ContentKind,
+    /// Content length in bytes.
+    pub size_bytes: u64,
+    /// Content length in characters (bytes for binary).
+    pub size_chars: u64,
+    /// Whether the content is pure ASCII.
+    pub ascii: bool,
+    /// SHA-256 of the content, lowercase hex.
+    pub sha256: String,
+    /// The summary shown to the model.
+    pub summary: String,
+    /// The observation's metadata (JSON object text).
+    pub metadata: String,
+    /// Creation time, Unix milliseconds.
+    pub created_at_ms: u64,
+    /// Expiry time, Unix milliseconds.
+    pub expires_at_ms: u64,
+}
+
+impl PendingBlob {
+    pub(crate) fn entry(&self, plugin: &str) -> BlobEntry {
+        BlobEntry {
+            id: self.id.clone(),
+            plugin: plugin.to_owned(),
+            turn_id: self.turn_id.clone(),
+            step: self.step,
+            tool: self.tool.clone(),
+            kind: self.content.kind,
+            size_bytes: self.content.bytes.len() as u64,
+            size_chars: self.content.size_chars,
+            ascii: self.content.ascii,
+            sha256: self.content.sha256().to_owned(),
+            summary: self.summary.clone(),
+            metadata: self.content.metadata.clone(),
+            created_at_ms: self.created_at_ms,
+            expires_at_ms: self.expires_at_ms,
+        }
+    }
+}
+
+/// Inserts `blob` inside an open transaction, copying its content in chunks.
+pub(crate) fn insert(tx: &Transaction<'_>, plugin: &str, session: &str, blob: &PendingBlob) -> Result<()> {
+    let content = &blob.content;
+    let size = content.bytes.len();
+    tx.execute(
+        "INSERT INTO observations (id, plugin, session, turn_id, step_num, executor_name, content_kind, content,
+                                   size_bytes, size_chars, ascii, sha256, summary, metadata, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, zeroblob(?8), ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            blob.id,
+            plugin,
+            session,
+            blob.turn_id,
+            blob.step,
+            blob.tool,
+            kind_tag(content.kind),
+            size as i64,
+            content.size_chars as i64,
+            content.ascii,
+            content.sha256(),
+            blob.summary,
+            content.metadata,
+            blob.created_at_ms as f64 / 1000.0,
+            blob.expires_at_ms as f64 / 1000.0,
+        ],
+    )?;
+    let rowid = tx.last_insert_rowid();
+    let mut handle = tx.blob_open(MAIN_DB, "observations", "content", rowid, false)?;
+    for (i, chunk) in content.bytes.chunks(CHUNK).enumerate() {
+        handle.write_at(chunk, i * CHUNK)?;
+    }
+    Ok(())
+}
+
+const SELECT: &str = "SELECT id, plugin, turn_id, step_num, executor_name, content_kind, size_bytes, size_chars, ascii,
+                             sha256, summary, metadata, created_at, expires_at FROM observations";
+
+/// The entry `id` of `plugin` in `session`.
+pub(crate) fn stat(conn: &Connection, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>> {
+    let sql = format!("{SELECT} WHERE id = ?1 AND plugin = ?2 AND session = ?3");
+    Ok(conn.query_row(&sql, params![id, plugin, session], read_entry).optional()?)
+}
+
+/// Entries of `plugin` in `session` (of one turn when `turn_id` is given), oldest first.
+pub(crate) fn list(
+    conn: &Connection,
+    plugin: Option<&str>,
+    session: &str,
+    turn_id: Option<&str>,
+) -> Result<Vec<BlobEntry>> {
+    let sql = format!(
+        "{SELECT} WHERE session = ?1 AND (?2 IS NULL OR plugin = ?2) AND (?3 IS NULL OR turn_id = ?3)
+         ORDER BY created_at, rowid"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![session, plugin, turn_id], read_entry)?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// Up to `len` bytes of the entry from `offset`, read without loading the entry.
+pub(crate) fn read(
+    conn: &Connection,
+    plugin: &str,
+    session: &str,
+    id: &str,
+    offset: u64,
+    len: usize,
+) -> Result<Option<Vec<u8>>> {
+    let rowid: Option<(i64, i64)> = conn
+        .query_row(
+            "SELECT rowid, size_bytes FROM observations WHERE id = ?1 AND plugin = ?2 AND session = ?3",
+            params![id, plugin, session],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((rowid, size)) = rowid else { return Ok(None) };
+    let start = offset.min(size as u64) as usize;
+    let end = (start + len).min(size as usize);
+    let mut buf = vec![0; end - start];
+    if !buf.is_empty() {
+        let handle = conn.blob_open(MAIN_DB, "observations", "content", rowid, true)?;
+        handle.read_at_exact(&mut buf, start)?;
+    }
+    Ok(Some(buf))
+}
+
+/// Removes expired entries (of one plugin and session when given); returns how many.
+pub(crate) fn gc(conn: &Connection, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
+    let now = now_ms as f64 / 1000.0;
+    let removed = match scope {
+        Some((plugin, session)) => conn.execute(
+            "DELETE FROM observations WHERE expires_at < ?1 AND plugin = ?2 AND session = ?3",
+            params![now, plugin, session],
+        )?,
+        None => conn.execute("DELETE FROM observations WHERE expires_at < ?1", params![now])?,
+    };
+    Ok(removed as u32)
+}
+
+fn kind_tag(kind: ContentKind) -> &'static str {
+    match kind {
+        ContentKind::Text => "text",
+        ContentKind::Binary => "binary",
+    }
+}
+
+fn read_entry(row: &Row<'_>) -> rusqlite::Result<BlobEntry> {
+    let kind: String = row.get(5)?;
+    let created: f64 = row.get(12)?;
+    let expires: f64 = row.get(13)?;
+    Ok(BlobEntry {
+        id: row.get(0)?,
+        plugin: row.get(1)?,
+        turn_id: row.get(2)?,
+        step: row.get::<_, Option<u32>>(3)?.unwrap_or(0),
+        tool: row.get::<_, Option<String>>(4)?.unwrap_or_default(),
+        kind: if kind == "binary" { ContentKind::Binary } else { ContentKind::Text },
+        size_bytes: row.get::<_, i64>(6)? as u64,
+        size_chars: row.get::<_, i64>(7)? as u64,
+        ascii: row.get(8)?,
+        sha256: row.get(9)?,
+        summary: row.get::<_, Option<String>>(10)?.unwrap_or_default(),
+        metadata: row.get(11)?,
+        created_at_ms: (created * 1000.0).round() as u64,
+        expires_at_ms: (expires * 1000.0).round() as u64,
+    })
+}
