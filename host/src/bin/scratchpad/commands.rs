@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use scratchpad_host::{Host, HostConfig, Origin, Placement, PluginSpec, TurnContext};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use scratchpad_host::{Host, HostConfig, Observation, Origin, Placement, PluginSpec, ToolCall, TurnContext};
 use serde_json::json;
 
 use crate::output::print_json;
@@ -30,6 +32,20 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Query { session, message, system, turn } => {
             query(&open(&global).await?, &global, turn_of(&session, &turn), &message, &system).await
+        }
+        Command::Observe { session, tool, file, metadata, step, turn } => {
+            let host = open(&global).await?;
+            observe(&host, turn_of(&session, &turn), &tool, &file, &metadata, step).await
+        }
+        Command::Serve => crate::serve::run(open(&global).await?).await,
+        Command::Gc => {
+            let removed = open(&global).await?.gc().await?;
+            if global.json {
+                print_json(&json!({ "ok": true, "removed": removed }));
+            } else {
+                println!("removed {removed} expired observation(s)");
+            }
+            Ok(())
         }
         Command::Show { session } => show(&open(&global).await?, &global, &session).await,
     }
@@ -154,6 +170,7 @@ async fn query(host: &Host, global: &Global, turn: TurnContext, message: &str, s
 async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()> {
     let record = host.session(session).await?;
     let state = host.state(session).await?;
+    let observations = host.observations(session).await?;
     let entries: Vec<_> = state
         .iter()
         .map(|e| match std::str::from_utf8(&e.value) {
@@ -162,7 +179,7 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
         })
         .collect();
     if global.json {
-        print_json(&json!({ "ok": true, "session": record, "state": entries }));
+        print_json(&json!({ "ok": true, "session": record, "state": entries, "observations": observations }));
     } else {
         println!(
             "session {}  origin {:?}  turns {}  compactions {}",
@@ -178,7 +195,47 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
             };
             println!("\n[{}] {}\n{}", e.plugin, e.key, value);
         }
+        for o in &observations {
+            let kind = format!("{:?}", o.kind).to_lowercase();
+            println!(
+                "\n[{}] observation {}  turn {} step {}  {} {} bytes  from {}",
+                o.plugin, o.id, o.turn_id, o.step, kind, o.size_bytes, o.tool
+            );
+        }
     }
+    Ok(())
+}
+
+async fn observe(
+    host: &Host,
+    turn: TurnContext,
+    tool: &str,
+    file: &std::path::Path,
+    metadata: &str,
+    step: Option<u32>,
+) -> anyhow::Result<()> {
+    let metadata: serde_json::Value = serde_json::from_str(metadata).context("--metadata must be a JSON object")?;
+    anyhow::ensure!(metadata.is_object(), "--metadata must be a JSON object, not {metadata}");
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let step = match step {
+        Some(step) => step,
+        None => {
+            let stored = host.observations(&turn.session_id).await?;
+            stored.iter().filter(|e| e.turn_id == turn.turn_id).count() as u32 + 1
+        }
+    };
+    let call = ToolCall::new(tool, "{}", step);
+    let view = host.after_tool_result(&turn, &call, &Observation::bytes(bytes.clone()).with_metadata(metadata)).await?;
+    let seen = match &view.replacement {
+        Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
+        None => match String::from_utf8(bytes) {
+            Ok(text) => json!(text),
+            Err(e) => json!({ "base64": BASE64.encode(e.as_bytes()) }),
+        },
+    };
+    print_json(
+        &json!({ "ok": true, "turn": turn.turn_id, "step": step, "replaced_by": view.replaced_by, "observation": seen }),
+    );
     Ok(())
 }
 

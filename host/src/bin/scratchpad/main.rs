@@ -7,6 +7,7 @@
 mod commands;
 mod demo;
 mod output;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -82,6 +83,27 @@ enum Command {
         #[command(flatten)]
         turn: TurnArgs,
     },
+    /// Hand FILE to the plugins as TOOL's result and print, as JSON, what the model would see
+    Observe {
+        /// The session
+        session: String,
+        /// The tool that produced the observation, e.g. fs_read
+        tool: String,
+        /// The observation's bytes
+        file: PathBuf,
+        /// The tool's metadata about its result, a JSON object
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        metadata: String,
+        /// The call's 1-based step in the turn [default: one past the turn's stored observations]
+        #[arg(long, value_name = "N")]
+        step: Option<u32>,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Remove expired offloaded observations now
+    Gc,
+    /// Serve the host API as newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/protocol.md)
+    Serve,
     /// Show a session and every plugin's stored state
     Show {
         /// The session

@@ -1,0 +1,287 @@
+//! `scratchpad serve`: the whole host API as newline-delimited JSON-RPC 2.0 over stdio, for
+//! agent runtimes that are not written in Rust. One host per process; requests may be sent
+//! concurrently and are answered as they finish, matched by `id`. A bad line gets an error
+//! response and never stops the server. The protocol is documented in `docs/protocol.md`.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use scratchpad_host::{ContentKind, Error, Host, Observation, Origin, Placement, ToolCall, TurnContext};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// JSON-RPC's own error codes.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const INTERNAL_ERROR: i64 = -32603;
+/// This protocol's codes (the implementation-defined server-error range).
+const TOOL_ERROR: i64 = -32001;
+const PLUGIN_FAILED: i64 = -32002;
+const SESSION_NOT_FOUND: i64 = -32003;
+const SESSION_EXISTS: i64 = -32004;
+const UNKNOWN_TOOL: i64 = -32005;
+
+/// Serves requests from stdin until it closes.
+pub(crate) async fn run(host: Host) -> anyhow::Result<()> {
+    let host = Arc::new(host);
+    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(response) = rx.recv().await {
+            let mut line = serde_json::to_vec(&response).expect("responses serialize");
+            line.push(b'\n');
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut tasks = tokio::task::JoinSet::new();
+    while let Some(line) = lines.next_line().await? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (host, tx) = (host.clone(), tx.clone());
+        tasks.spawn(async move {
+            if let Some(response) = handle_line(&host, &line).await {
+                let _ = tx.send(response);
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+    drop(tx);
+    let _ = writer.await;
+    Ok(())
+}
+
+/// One line in, at most one response out (none for a notification).
+async fn handle_line(host: &Host, line: &str) -> Option<Value> {
+    let request: Value = match serde_json::from_str(line) {
+        Ok(value) => value,
+        Err(e) => return Some(error_response(Value::Null, PARSE_ERROR, &format!("not JSON: {e}"), None)),
+    };
+    let id = request.get("id").cloned();
+    let method = request.get("method").and_then(Value::as_str);
+    let valid = request.get("jsonrpc") == Some(&json!("2.0"))
+        && request.is_object()
+        && id.as_ref().is_none_or(|id| id.is_string() || id.is_number() || id.is_null());
+    let (Some(method), true) = (method, valid) else {
+        let message = "a request is an object with \"jsonrpc\": \"2.0\", a string \"method\" and an optional id";
+        return Some(error_response(id.unwrap_or(Value::Null), INVALID_REQUEST, message, None));
+    };
+    let params = request.get("params").cloned().unwrap_or(json!({}));
+    let result = dispatch(host, method, params).await;
+    let id = id?; // notifications get no response
+    Some(match result {
+        Ok(value) => json!({ "jsonrpc": "2.0", "id": id, "result": value }),
+        Err(Failure { code, message, data }) => error_response(id, code, &message, data),
+    })
+}
+
+fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
+    let mut error = json!({ "code": code, "message": message });
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "error": error })
+}
+
+struct Failure {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl Failure {
+    fn params(message: impl std::fmt::Display) -> Self {
+        Failure { code: INVALID_PARAMS, message: format!("invalid params: {message}"), data: None }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        let message = error.to_string();
+        let (code, data) = match &error {
+            Error::Tool { plugin, tool, error } => (
+                TOOL_ERROR,
+                Some(json!({ "plugin": plugin, "tool": tool, "kind": error.kind, "message": error.message })),
+            ),
+            Error::Plugin { plugin, hook, failure } => {
+                (PLUGIN_FAILED, Some(json!({ "plugin": plugin, "hook": hook, "failure": failure.to_string() })))
+            }
+            Error::SessionNotFound(id) => (SESSION_NOT_FOUND, Some(json!({ "session": id }))),
+            Error::SessionExists(id) => (SESSION_EXISTS, Some(json!({ "session": id }))),
+            Error::UnknownTool(name) => (UNKNOWN_TOOL, Some(json!({ "tool": name }))),
+            Error::InvalidInput { .. } => (INVALID_PARAMS, None),
+            _ => (INTERNAL_ERROR, None),
+        };
+        Failure { code, message, data }
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, Failure> {
+    serde_json::from_value(params).map_err(Failure::params)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnParams {
+    turn: TurnContext,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionParams {
+    session: String,
+    #[serde(default = "new_origin")]
+    origin: Origin,
+}
+
+fn new_origin() -> Origin {
+    Origin::New
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryParams {
+    turn: TurnContext,
+    message: String,
+    #[serde(default)]
+    system: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextParams {
+    turn: TurnContext,
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallParams {
+    turn: TurnContext,
+    name: String,
+    arguments: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCallParams {
+    turn: TurnContext,
+    call: ToolCall,
+}
+
+/// An observation as JSON: exactly one of `text`, `base64` or `path` (a file the server reads).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObservationParams {
+    turn: TurnContext,
+    call: ToolCall,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    base64: Option<String>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    kind: Option<ContentKind>,
+    #[serde(default = "empty_object")]
+    metadata: Value,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Failure> {
+    Ok(match method {
+        "plugins" => json!({ "plugins": host.plugins() }),
+        "session.create" => {
+            let p: SessionParams = parse(params)?;
+            json!({ "guidance": host.create_session(&p.session, p.origin).await? })
+        }
+        "session.show" => {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Show {
+                session: String,
+            }
+            let p: Show = parse(params)?;
+            let state: Vec<Value> = host
+                .state(&p.session)
+                .await?
+                .into_iter()
+                .map(|e| json!({ "plugin": e.plugin, "key": e.key, "value": String::from_utf8_lossy(&e.value) }))
+                .collect();
+            json!({ "session": host.session(&p.session).await?, "state": state, "observations": host.observations(&p.session).await? })
+        }
+        "before_query" => {
+            let p: QueryParams = parse(params)?;
+            let prompt = host.before_query(&p.turn, &p.message).await?;
+            let injections: serde_json::Map<String, Value> = Placement::ALL
+                .iter()
+                .map(|placement| (placement.as_str().to_owned(), json!(prompt.at(*placement).collect::<Vec<_>>())))
+                .collect();
+            json!({ "injections": injections, "rendered": prompt.render(&p.system, &p.message) })
+        }
+        "after_response" => {
+            let p: TextParams = parse(params)?;
+            host.after_response(&p.turn, &p.text).await?;
+            json!({})
+        }
+        "tools.list" => {
+            let p: TurnParams = parse(params)?;
+            json!({ "tools": host.tools(&p.turn).await? })
+        }
+        "tools.call" => {
+            let p: CallParams = parse(params)?;
+            let arguments = match p.arguments {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            let output = host.call_tool(&p.turn, &p.name, &arguments).await?;
+            json!({ "plugin": output.plugin, "content": output.content })
+        }
+        "before_tool_call" => {
+            let p: ToolCallParams = parse(params)?;
+            json!({ "arguments": host.before_tool_call(&p.turn, &p.call).await? })
+        }
+        "after_tool_result" => {
+            let p: ObservationParams = parse(params)?;
+            let bytes: Vec<u8> = match (p.text, p.base64, p.path) {
+                (Some(text), None, None) => text.into_bytes(),
+                (None, Some(encoded), None) => BASE64.decode(encoded).map_err(Failure::params)?,
+                (None, None, Some(path)) => {
+                    std::fs::read(&path).map_err(|e| Failure::params(format!("{path}: {e}")))?
+                }
+                _ => return Err(Failure::params("give exactly one of `text`, `base64` or `path`")),
+            };
+            let observation = Observation { bytes: bytes.into(), kind: p.kind, metadata: p.metadata };
+            let view = host.after_tool_result(&p.turn, &p.call, &observation).await?;
+            json!({ "replaced_by": view.replaced_by, "replacement": view.replacement })
+        }
+        "before_compaction" => {
+            let p: TurnParams = parse(params)?;
+            json!({ "warnings": host.before_compaction(&p.turn).await? })
+        }
+        "after_compaction" => {
+            let p: TurnParams = parse(params)?;
+            host.after_compaction(&p.turn).await?;
+            json!({})
+        }
+        "gc" => json!({ "removed": host.gc().await? }),
+        other => {
+            return Err(Failure {
+                code: METHOD_NOT_FOUND,
+                message: format!("method not found: `{other}`; see docs/protocol.md"),
+                data: None,
+            });
+        }
+    })
+}

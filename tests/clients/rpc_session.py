@@ -1,0 +1,139 @@
+"""A whole agent session driven through `scratchpad serve` by a Python client (stdlib only).
+
+Usage: python3 rpc_session.py PATH/TO/scratchpad
+This is what a non-Rust runtime does: spawn the sidecar, speak newline-delimited JSON-RPC 2.0.
+Exits non-zero on the first failed check.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+class Sidecar:
+    def __init__(self, binary, db):
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tempfile.gettempdir(), "scratchpad-test-cache-rpc"))
+        self.proc = subprocess.Popen(
+            [binary, "--db", db, "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            bufsize=1,
+        )
+        self.next_id = 0
+
+    def send_raw(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def read(self):
+        line = self.proc.stdout.readline()
+        assert line, "the server closed its output"
+        return json.loads(line)
+
+    def send(self, method, params=None):
+        self.next_id += 1
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            request["params"] = params
+        self.send_raw(json.dumps(request))
+        return self.next_id
+
+    def call(self, method, params=None):
+        sent = self.send(method, params)
+        response = self.read()
+        assert response["id"] == sent, response
+        return response
+
+    def ok(self, method, params=None):
+        response = self.call(method, params)
+        assert "result" in response, f"{method} failed: {response}"
+        return response["result"]
+
+    def close(self):
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+
+
+def turn(turn_id, **extra):
+    return dict({"session_id": "py-1", "turn_id": turn_id}, **extra)
+
+
+def main(binary):
+    with tempfile.TemporaryDirectory() as tmp:
+        rpc = Sidecar(binary, os.path.join(tmp, "rpc.db"))
+        checks = 0
+
+        plugins = rpc.ok("plugins")["plugins"]
+        assert "scratchpad" in [p["name"] for p in plugins], plugins
+        guidance = rpc.ok("session.create", {"session": "py-1"})["guidance"]
+        assert any("session.scratchpad" in g["text"] for g in guidance), guidance
+        checks += 2
+
+        tools = rpc.ok("tools.list", {"turn": turn("t1")})["tools"]
+        assert [t["name"] for t in tools if t["plugin"] == "scratchpad"] == ["session.scratchpad"], tools
+        out = rpc.ok("tools.call", {"turn": turn("t1"), "name": "session.scratchpad",
+                                    "arguments": {"action": "set_plan", "content": "1. port to Python"}})
+        assert out["plugin"] == "scratchpad" and "plan" in out["content"].lower(), out
+        refused = rpc.call("tools.call", {"turn": turn("t1"), "name": "session.scratchpad",
+                                          "arguments": {"action": "refs.remove", "ref": "nope"}})
+        assert refused["error"]["code"] == -32001, refused
+        assert refused["error"]["data"]["kind"] == "not-found", refused
+        checks += 3
+
+        args = rpc.ok("before_tool_call", {"turn": turn("t1"), "call": {"name": "fs_read", "arguments": "{\"path\":\"a\"}", "step": 1}})
+        assert json.loads(args["arguments"]) == {"path": "a"}, args
+        view = rpc.ok("after_tool_result", {"turn": turn("t1"), "call": {"name": "fs_read", "arguments": "{}", "step": 1}, "text": "small"})
+        assert view["replacement"] is None, view
+        rpc.ok("after_response", {"turn": turn("t1"), "text": "Saved the plan."})
+        checks += 3
+
+        prompt = rpc.ok("before_query", {"turn": turn("t2"), "message": "continue", "system": "You are an agent."})
+        block = prompt["injections"]["prepend-context"]
+        assert block and "1. port to Python" in block[0]["text"], prompt
+        assert prompt["rendered"]["user"].endswith("continue"), prompt
+        assert prompt["rendered"]["system"].startswith("You are an agent."), prompt
+        checks += 3
+
+        warnings = rpc.ok("before_compaction", {"turn": turn("t2", tokens_used=190000, context_window=200000)})["warnings"]
+        assert any("compacted" in w["text"] for w in warnings), warnings
+        rpc.ok("after_compaction", {"turn": turn("t2")})
+        shown = rpc.ok("session.show", {"session": "py-1"})
+        assert shown["session"]["compaction_count"] == 1, shown
+        assert any(e["key"] == "plan" for e in shown["state"]), shown
+        assert "removed" in rpc.ok("gc")
+        checks += 4
+
+        # Bad input gets an error response and the server keeps going.
+        rpc.send_raw("this is not json")
+        assert rpc.read()["error"]["code"] == -32700
+        rpc.send_raw(json.dumps({"jsonrpc": "2.0", "id": 99, "method": 7}))
+        assert rpc.read()["error"]["code"] == -32600
+        assert rpc.call("no.such.method")["error"]["code"] == -32601
+        assert rpc.call("tools.list", {"turn": {"session_id": "py-1"}})["error"]["code"] == -32602
+        assert rpc.call("tools.list", {"turn": turn("t3"), "surprise": 1})["error"]["code"] == -32602
+        missing = rpc.call("before_query", {"turn": {"session_id": "ghost", "turn_id": "t"}, "message": "hi"})
+        assert missing["error"]["code"] == -32003, missing
+        exists = rpc.call("session.create", {"session": "py-1"})
+        assert exists["error"]["code"] == -32004, exists
+        checks += 7
+
+        # Concurrent requests are answered, each exactly once, matched by id.
+        sent = set()
+        for i in range(20):
+            session = f"c-{i}"
+            sent.add(rpc.send("session.create", {"session": session}))
+        answers = [rpc.read() for _ in sent]
+        assert {a["id"] for a in answers} == sent, answers
+        assert all("result" in a for a in answers), answers
+        checks += 1
+
+        rpc.close()
+        print(f"{checks} passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
