@@ -43,7 +43,6 @@ pub(crate) struct Inner {
     pub(crate) sandbox: Sandbox,
     pub(crate) plugins: Vec<LoadedPlugin>,
     pub(crate) tool_owner: HashMap<String, usize>,
-    pub(crate) tokenizer: Arc<Tokenizer>,
     locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
 }
 
@@ -68,14 +67,14 @@ impl Host {
         check_unique_names(&config.plugins).map_err(|message| Error::Load { plugin: "config".into(), message })?;
         let max_memory = config.plugins.iter().map(|p| p.limits.memory_bytes).max().unwrap_or(1 << 20);
         let engine = crate::engine::build(max_memory, config.max_concurrent_calls)?;
-        let sandbox = Sandbox::new(engine, config.max_concurrent_calls)?;
         let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
+        let sandbox = Sandbox::new(engine, tokenizer, config.max_concurrent_calls)?;
         let db = Db::open(&config.database).await?;
 
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
         for spec in &config.plugins {
-            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref(), &tokenizer).await?;
+            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref()).await?;
             for tool in &loaded.tools {
                 if let Some(&owner) = tool_owner.get(&tool.name) {
                     let owner: &LoadedPlugin = &plugins[owner];
@@ -93,9 +92,7 @@ impl Host {
             plugins.push(loaded);
         }
         tracing::info!(database = %config.database.display(), plugins = plugins.len(), "host ready");
-        Ok(Host {
-            inner: Arc::new(Inner { db, sandbox, plugins, tool_owner, tokenizer, locks: Mutex::new(HashMap::new()) }),
-        })
+        Ok(Host { inner: Arc::new(Inner { db, sandbox, plugins, tool_owner, locks: Mutex::new(HashMap::new()) }) })
     }
 
     /// The database file.
@@ -110,7 +107,7 @@ impl Host {
 
     /// Tokens in `text` with the host's tokenizer.
     pub fn count_tokens(&self, text: &str) -> u32 {
-        self.inner.tokenizer.count(text)
+        self.inner.sandbox.tokenizer.count(text)
     }
 
     /// Creates session `id` and returns the plugins' standing guidance for it.
@@ -151,7 +148,7 @@ impl Host {
             let (setup, call) = self
                 .inner
                 .sandbox
-                .call(&loaded.pre, &loaded.info, scope, None, &self.inner.tokenizer, hook, |p, store| {
+                .call(&loaded.pre, &loaded.info, scope, None, hook, |p, store| {
                     let info = info.clone();
                     Box::pin(async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await })
                 })
@@ -281,11 +278,7 @@ impl Host {
             let version = snapshot.version;
             let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
             let blob_scope = Some((self.inner.db.clone(), name.clone(), session.to_owned()));
-            let (value, call) = self
-                .inner
-                .sandbox
-                .call(&loaded.pre, &loaded.info, scope, blob_scope, &self.inner.tokenizer, hook, &f)
-                .await?;
+            let (value, call) = self.inner.sandbox.call(&loaded.pre, &loaded.info, scope, blob_scope, hook, &f).await?;
             *loaded.last_memory.lock().unwrap() = call.limiter.usage();
             let blobs = call.pending_blobs;
             let writes = call.scope.into_writes();
@@ -293,11 +286,8 @@ impl Host {
                 return Ok(value);
             }
             let (plugin, probe) = (name.clone(), session.to_owned());
-            let outcome = self
-                .inner
-                .db
-                .run(move |conn| state::commit(conn, &plugin, &probe, version, &writes, &blobs))
-                .await?;
+            let outcome =
+                self.inner.db.run(move |conn| state::commit(conn, &plugin, &probe, version, &writes, &blobs)).await?;
             match outcome {
                 Commit::Done => return Ok(value),
                 Commit::Conflict => {

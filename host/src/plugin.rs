@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::bindings::PluginPre;
 use crate::capabilities::storage::Scope;
-use crate::capabilities::tokens::Tokenizer;
 use crate::capabilities::{CallState, PluginInfo};
 use crate::config::{Limits, PluginSource, PluginSpec};
 use crate::db::state::Snapshot;
@@ -66,7 +65,6 @@ pub(crate) async fn load(
     sandbox: &Sandbox,
     spec: &PluginSpec,
     cache_dir: Option<&Path>,
-    tokenizer: &Arc<Tokenizer>,
 ) -> Result<LoadedPlugin, Error> {
     let refuse = |message: String| Error::Load { plugin: spec.name.clone(), message };
     let bytes: Arc<[u8]> = match &spec.source {
@@ -104,7 +102,7 @@ pub(crate) async fn load(
         Arc::new(PluginInfo { name: spec.name.clone(), limits: spec.limits, config_json: spec.config.to_string() });
     let scope = Scope::new(Snapshot::default(), spec.limits.storage_quota_bytes);
     let (manifest, _) = sandbox
-        .call(&pre, &info, scope, None, tokenizer, "load", |plugin, store| {
+        .call(&pre, &info, scope, None, "load", |plugin, store| {
             Box::pin(plugin.scratchpad_plugin_lifecycle().call_load(store))
         })
         .await?;

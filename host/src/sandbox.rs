@@ -30,6 +30,8 @@ pub(crate) type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result
 pub(crate) struct Sandbox {
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<CallState>,
+    /// The host's tokenizer, behind every call's `tokens` import.
+    pub(crate) tokenizer: Arc<Tokenizer>,
     permits: Semaphore,
     _ticker: EpochTicker,
 }
@@ -40,12 +42,13 @@ pub(crate) struct Sandbox {
 struct DeadlineExceeded;
 
 impl Sandbox {
-    pub(crate) fn new(engine: Engine, max_concurrent_calls: u32) -> anyhow::Result<Self> {
+    pub(crate) fn new(engine: Engine, tokenizer: Arc<Tokenizer>, max_concurrent_calls: u32) -> anyhow::Result<Self> {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |state| state)?;
         let ticker = EpochTicker::start(&engine);
-        Ok(Sandbox { engine, linker, permits: Semaphore::new(max_concurrent_calls as usize), _ticker: ticker })
+        let permits = Semaphore::new(max_concurrent_calls as usize);
+        Ok(Sandbox { engine, linker, tokenizer, permits, _ticker: ticker })
     }
 
     /// Runs `f` against a fresh instance of `pre`. On success returns its value and the call's
@@ -56,7 +59,6 @@ impl Sandbox {
         plugin: &Arc<PluginInfo>,
         scope: Scope,
         blob_scope: Option<(Db, String, String)>,
-        tokenizer: &Arc<Tokenizer>,
         hook: &str,
         f: F,
     ) -> Result<(R, CallState), Error>
@@ -68,7 +70,7 @@ impl Sandbox {
         let span = tracing::debug_span!("plugin_call", plugin = %plugin.name, hook);
         let _enter = span.enter();
 
-        let mut state = CallState::new(plugin.clone(), scope, tokenizer.clone());
+        let mut state = CallState::new(plugin.clone(), scope, self.tokenizer.clone());
         state.blob_scope = blob_scope;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);

@@ -5,7 +5,7 @@
 //! This crate generates the bindings for that world and gives every hook a no-op default, so a
 //! plugin implements only what it uses:
 //!
-//! ```ignore
+//! ```
 //! use scratchpad_plugin_sdk::{export_plugin, Injection, Placement, Plugin, Turn};
 //!
 //! struct Hello;
@@ -168,9 +168,13 @@ impl<T: Plugin> bindings::exports::scratchpad::plugin::tools::Guest for T {
 
 /// Exports a type implementing [`Plugin`] as the component's implementation of the
 /// `scratchpad:plugin/plugin` world. Use it once, in the plugin crate's `lib.rs`.
+///
+/// The exports exist only when building for wasm: a native build of the same crate (its unit
+/// tests, or a workspace-wide `cargo test`) links no component ABI symbols.
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ident) => {
+        #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_plugin_world!($plugin with_types_in $crate::bindings);
     };
 }
