@@ -36,6 +36,7 @@ mod error;
 mod hooks;
 mod host;
 mod inspect;
+pub mod interop;
 mod plugin;
 mod prompt;
 mod sandbox;

@@ -38,6 +38,31 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             observe(&host, turn_of(&session, &turn), &tool, &file, &metadata, step).await
         }
         Command::Serve => crate::serve::run(open(&global).await?).await,
+        Command::ImportOpenclaw { path } => {
+            let report = open(&global).await?.import_openclaw(&path).await?;
+            if global.json {
+                print_json(&json!({ "ok": true, "report": report }));
+            } else {
+                println!(
+                    "imported {} session(s), {} already up to date; skipped {} malformed line(s), {} record(s) of other types",
+                    report.sessions.len(),
+                    report.unchanged.len(),
+                    report.skipped_lines.len(),
+                    report.skipped_records
+                );
+                report.skipped_lines.iter().for_each(|line| println!("  skipped {line}"));
+            }
+            Ok(())
+        }
+        Command::ExportOpenclaw { session, file } => {
+            let records = open(&global).await?.export_openclaw(&session, &file).await?;
+            if global.json {
+                print_json(&json!({ "ok": true, "records": records }));
+            } else {
+                println!("appended {} record(s) to {}", records.len(), file.display());
+            }
+            Ok(())
+        }
         Command::Gc => {
             let removed = open(&global).await?.gc().await?;
             if global.json {

@@ -102,6 +102,18 @@ enum Command {
     },
     /// Remove expired offloaded observations now
     Gc,
+    /// Import the scratchpad state of OpenClaw sessions (a session .jsonl, or a sessions directory)
+    ImportOpenclaw {
+        /// A session JSONL file, or a directory of them (with sessions.json)
+        path: PathBuf,
+    },
+    /// Append SESSION's scratchpad to an OpenClaw session JSONL file as custom records
+    ExportOpenclaw {
+        /// The session
+        session: String,
+        /// The OpenClaw session file (created if missing)
+        file: PathBuf,
+    },
     /// Serve the host API as newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/protocol.md)
     Serve,
     /// Show a session and every plugin's stored state

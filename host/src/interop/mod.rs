@@ -1,0 +1,3 @@
+//! Interop with other runtimes' session formats.
+
+pub mod openclaw;

@@ -1,0 +1,376 @@
+//! OpenClaw sessions in and out (seed 002): read session JSONL files and `sessions.json`,
+//! import their scratchpad state, and append the current scratchpad as `custom` records.
+//!
+//! The reader follows OpenClaw's own rule: record types it does not know are skipped, never an
+//! error. Malformed lines (bad JSON, a truncated last line from a crash, wrong field types)
+//! are reported with `file:line` and skipped; the rest still imports. Imported files are never
+//! modified.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::{Error, Host, Origin, TurnContext};
+
+/// The custom-entry keys of the three spaces, and the legacy single key (loaded into notes).
+pub const NOTES_KEY: &str = "openclaw:scratchpad:notes";
+/// See [`NOTES_KEY`].
+pub const PLAN_KEY: &str = "openclaw:scratchpad:plan";
+/// See [`NOTES_KEY`].
+pub const REFS_KEY: &str = "openclaw:scratchpad:refs";
+/// Seed 001's single key, read into notes when the three keys are absent.
+pub const LEGACY_KEY: &str = "openclaw:scratchpad";
+
+/// The plugin whose state the interop reads and writes.
+const PLUGIN: &str = "scratchpad";
+/// The turn id the import acts in.
+const IMPORT_TURN: &str = "openclaw-import";
+
+/// What one session file holds, as far as the scratchpad is concerned.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionFile {
+    /// The header's session id.
+    pub session_id: Option<String>,
+    /// The last `notes` custom value (or the legacy key's, when none of the three is present).
+    pub notes: Option<String>,
+    /// The last `plan` custom value.
+    pub plan: Option<String>,
+    /// The last `refs` custom value.
+    pub refs: Option<Vec<String>>,
+    /// Compaction records seen.
+    pub compactions: u64,
+    /// Id of the file's last record (for `parentId` links).
+    pub last_id: Option<String>,
+    /// Records of types this reader does not use, skipped as OpenClaw skips unknown types.
+    pub skipped_records: usize,
+    /// Malformed lines, as `file:line: reason`.
+    pub malformed: Vec<String>,
+}
+
+/// Parses one OpenClaw session JSONL text.
+pub fn parse(name: &str, text: &str) -> SessionFile {
+    let mut file = SessionFile::default();
+    let mut legacy = None;
+    for (index, line) in text.lines().enumerate() {
+        let at = format!("{name}:{}", index + 1);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Value = match serde_json::from_str(line) {
+            Ok(record) => record,
+            Err(e) => {
+                file.malformed.push(format!("{at}: not JSON ({e})"));
+                continue;
+            }
+        };
+        let Some(kind) = record.get("type").and_then(Value::as_str) else {
+            file.malformed.push(format!("{at}: a record needs a string `type`"));
+            continue;
+        };
+        if let Some(id) = record.get("id").and_then(Value::as_str) {
+            file.last_id = Some(id.to_owned());
+        }
+        match kind {
+            "session" => match record.get("id").and_then(Value::as_str) {
+                Some(id) => file.session_id = Some(id.to_owned()),
+                None => file.malformed.push(format!("{at}: the session header needs a string `id`")),
+            },
+            "compaction" => file.compactions += 1,
+            "custom" => {
+                let custom = record.get("customType").and_then(Value::as_str).unwrap_or_default();
+                let data = record.get("data");
+                let text = || data.and_then(Value::as_str).map(str::to_owned);
+                let wrong = |what: &str| format!("{at}: `{custom}` data must be {what}");
+                match custom {
+                    NOTES_KEY => match text() {
+                        Some(t) => file.notes = Some(t),
+                        None => file.malformed.push(wrong("a string")),
+                    },
+                    PLAN_KEY => match text() {
+                        Some(t) => file.plan = Some(t),
+                        None => file.malformed.push(wrong("a string")),
+                    },
+                    LEGACY_KEY => match text() {
+                        Some(t) => legacy = Some(t),
+                        None => file.malformed.push(wrong("a string")),
+                    },
+                    REFS_KEY => match data.and_then(Value::as_array) {
+                        Some(items) => {
+                            file.refs = Some(items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                        }
+                        None => file.malformed.push(wrong("an array of strings")),
+                    },
+                    _ => file.skipped_records += 1,
+                }
+            }
+            "message" | "model_change" | "thinking_level_change" => {}
+            _ => file.skipped_records += 1,
+        }
+    }
+    if file.notes.is_none() && file.plan.is_none() && file.refs.is_none() {
+        file.notes = legacy;
+    }
+    file
+}
+
+/// What `import-openclaw` did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportReport {
+    /// Sessions created or updated, by id.
+    pub sessions: Vec<String>,
+    /// Sessions whose state already matched (nothing written).
+    pub unchanged: Vec<String>,
+    /// Malformed lines skipped, as `file:line: reason`.
+    pub skipped_lines: Vec<String>,
+    /// Records of unused types skipped.
+    pub skipped_records: usize,
+}
+
+/// The `sessions.json` index: session id → (compactionCount, totalTokens).
+fn read_index(dir: &Path) -> anyhow::Result<BTreeMap<String, (Option<i64>, Option<i64>, Option<PathBuf>)>> {
+    let path = dir.join("sessions.json");
+    let mut index = BTreeMap::new();
+    if !path.exists() {
+        return Ok(index);
+    }
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let value: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    for entry in value.as_object().into_iter().flat_map(|o| o.values()) {
+        let Some(id) = entry.get("sessionId").and_then(Value::as_str) else { continue };
+        let file = entry.get("sessionFile").and_then(Value::as_str).map(PathBuf::from);
+        let count = entry.get("compactionCount").and_then(Value::as_i64);
+        let tokens = entry.get("totalTokens").and_then(Value::as_i64);
+        index.insert(id.to_owned(), (count, tokens, file));
+    }
+    Ok(index)
+}
+
+impl Host {
+    /// Imports the scratchpad state of an OpenClaw session file, or of every `*.jsonl` in a
+    /// directory (with `sessions.json`'s compactionCount and totalTokens). Sessions are created
+    /// when missing; the state goes through the scratchpad component's tools, so its limits
+    /// hold. Importing twice changes nothing. The files are only read.
+    pub async fn import_openclaw(&self, path: &Path) -> crate::Result<ImportReport> {
+        if !self.plugins().iter().any(|p| p.name == PLUGIN) {
+            return Err(Error::invalid("plugins", "importing OpenClaw sessions needs the `scratchpad` plugin loaded"));
+        }
+        let (files, index) = if path.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("reading {}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect();
+            files.sort();
+            (files, read_index(path)?)
+        } else {
+            (vec![path.to_owned()], BTreeMap::new())
+        };
+        let mut report = ImportReport::default();
+        for file in files {
+            let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let name = file.display().to_string();
+            let parsed = parse(&name, &String::from_utf8_lossy(&bytes));
+            report.skipped_lines.extend(parsed.malformed.iter().cloned());
+            report.skipped_records += parsed.skipped_records;
+            let Some(id) = parsed.session_id.clone() else {
+                report.skipped_lines.push(format!("{name}: no session header; file skipped"));
+                continue;
+            };
+            let (count, tokens, _) = index.get(&id).cloned().unwrap_or((None, None, None));
+            let changed = self.import_session(&id, &parsed, count.or(Some(parsed.compactions as i64)), tokens).await?;
+            if changed { report.sessions.push(id) } else { report.unchanged.push(id) }
+        }
+        Ok(report)
+    }
+
+    async fn import_session(
+        &self,
+        id: &str,
+        file: &SessionFile,
+        compactions: Option<i64>,
+        tokens: Option<i64>,
+    ) -> crate::Result<bool> {
+        let mut changed = false;
+        match self.create_session(id, Origin::New).await {
+            Ok(_) => changed = true,
+            Err(Error::SessionExists(_)) => {}
+            Err(other) => return Err(other),
+        }
+        let current = self.scratchpad_state(id).await?;
+        let turn = TurnContext::new(id, IMPORT_TURN);
+        let mut call = |args: Value| {
+            changed = true;
+            let turn = turn.clone();
+            async move { self.call_tool(&turn, "session.scratchpad", &args.to_string()).await.map(drop) }
+        };
+        if let Some(notes) = &file.notes
+            && current.notes.as_deref().unwrap_or_default() != notes
+        {
+            call(json!({ "action": "set_notes", "content": notes })).await?;
+        }
+        if let Some(plan) = &file.plan
+            && current.plan.as_deref().unwrap_or_default() != plan
+        {
+            call(json!({ "action": "set_plan", "content": plan })).await?;
+        }
+        if let Some(refs) = &file.refs
+            && current.refs.as_deref().unwrap_or_default() != refs.as_slice()
+        {
+            call(json!({ "action": "refs.set", "items": refs })).await?;
+        }
+        changed |= self.record_counters(id, compactions, tokens).await?;
+        Ok(changed)
+    }
+
+    async fn record_counters(&self, id: &str, compactions: Option<i64>, tokens: Option<i64>) -> crate::Result<bool> {
+        let id = id.to_owned();
+        self.inner
+            .db
+            .run(move |conn| {
+                let changed = conn.execute(
+                    "UPDATE sessions SET compaction_count = COALESCE(?2, compaction_count),
+                                         total_tokens = COALESCE(?3, total_tokens)
+                     WHERE id = ?1 AND (compaction_count IS NOT COALESCE(?2, compaction_count)
+                                        OR total_tokens IS NOT COALESCE(?3, total_tokens))",
+                    rusqlite::params![id, compactions, tokens],
+                )?;
+                Ok(changed > 0)
+            })
+            .await
+    }
+
+    /// The scratchpad plugin's three spaces in `id`, read from its stored keys.
+    async fn scratchpad_state(&self, id: &str) -> crate::Result<SessionFile> {
+        let mut state = SessionFile::default();
+        for entry in self.state(id).await?.into_iter().filter(|e| e.plugin == PLUGIN) {
+            let text = String::from_utf8_lossy(&entry.value).into_owned();
+            match entry.key.as_str() {
+                "notes" => state.notes = Some(text),
+                "plan" => state.plan = Some(text),
+                "refs" => state.refs = serde_json::from_str(&text).ok(),
+                _ => {}
+            }
+        }
+        Ok(state)
+    }
+
+    /// Appends session `id`'s scratchpad to the OpenClaw JSONL `file` as three `custom`
+    /// records (notes, plan, refs) with ids `{unix_ms}_{4 hex}`, each `parentId` linked to the
+    /// record before it, so OpenClaw resumes with the scratchpad. Returns the records written.
+    pub async fn export_openclaw(&self, id: &str, file: &Path) -> crate::Result<Vec<Value>> {
+        let state = self.scratchpad_state(id).await?;
+        let existing = match std::fs::read(file) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", file.display())).into()),
+        };
+        let mut parent = parse(&file.display().to_string(), &existing).last_id;
+        let now = crate::db::now_ms();
+        let mut records = Vec::new();
+        let values = [
+            (NOTES_KEY, json!(state.notes.unwrap_or_default())),
+            (PLAN_KEY, json!(state.plan.unwrap_or_default())),
+            (REFS_KEY, json!(state.refs.unwrap_or_default())),
+        ];
+        for (i, (key, data)) in values.into_iter().enumerate() {
+            let record_id = format!("{now}_{:04x}", record_suffix(id, now, i));
+            records.push(json!({
+                "type": "custom",
+                "customType": key,
+                "data": data,
+                "id": record_id,
+                "parentId": parent,
+                "timestamp": iso8601(now),
+            }));
+            parent = Some(record_id);
+        }
+        let mut text = String::new();
+        if !existing.is_empty() && !existing.ends_with('\n') {
+            text.push('\n');
+        }
+        for record in &records {
+            text.push_str(&record.to_string());
+            text.push('\n');
+        }
+        let mut out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .with_context(|| format!("opening {}", file.display()))?;
+        out.write_all(text.as_bytes()).with_context(|| format!("appending to {}", file.display()))?;
+        Ok(records)
+    }
+}
+
+/// Four hex digits that differ per record of one export (seed 002's `{timestamp}_{hex}`).
+fn record_suffix(session: &str, now: i64, i: usize) -> u16 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{session}/{now}/{i}/{}", std::process::id()));
+    u16::from_be_bytes([digest[0], digest[1]])
+}
+
+/// `2026-04-17T02:39:51.893Z` for Unix milliseconds.
+fn iso8601(ms: i64) -> String {
+    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso8601_utc_with_milliseconds() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_776_393_591_893), "2026-04-17T02:39:51.893Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn unknown_types_are_skipped_and_malformed_lines_reported_with_their_line() {
+        let text = concat!(
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}"#,
+            "\n",
+            r#"{"type":"checkpoint","id":"c1","checkpoint":{}}"#,
+            "\n",
+            r#"{"type":"custom","customType":"openclaw:scratchpad:refs","data":"nope","id":"r1"}"#,
+            "\n",
+            r#"{"type":"custom","customType":"openclaw:scratchpad:notes","data":"n","id":"n1"}"#,
+            "\n",
+            r#"{"type":"message","id":"m1","message":{"role":"user"#,
+        );
+        let file = parse("f.jsonl", text);
+        assert_eq!(file.session_id.as_deref(), Some("s1"));
+        assert_eq!(file.notes.as_deref(), Some("n"));
+        assert_eq!(file.skipped_records, 1);
+        assert_eq!(file.malformed.len(), 2, "{:?}", file.malformed);
+        assert!(file.malformed[0].starts_with("f.jsonl:3: `openclaw:scratchpad:refs` data must be an array"));
+        assert!(file.malformed[1].starts_with("f.jsonl:5: not JSON"));
+        assert_eq!(file.last_id.as_deref(), Some("n1"));
+    }
+
+    #[test]
+    fn the_legacy_key_loads_into_notes_only_when_the_three_keys_are_absent() {
+        let legacy = r#"{"type":"custom","customType":"openclaw:scratchpad","data":"old","id":"a"}"#;
+        assert_eq!(parse("f", legacy).notes.as_deref(), Some("old"));
+        let both =
+            format!("{legacy}\n{}", r#"{"type":"custom","customType":"openclaw:scratchpad:plan","data":"p","id":"b"}"#);
+        let file = parse("f", &both);
+        assert_eq!((file.notes, file.plan.as_deref()), (None, Some("p")));
+    }
+}
