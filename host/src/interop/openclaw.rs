@@ -244,7 +244,7 @@ impl Host {
     }
 
     /// The scratchpad plugin's three spaces in `id`, read from its stored keys.
-    async fn scratchpad_state(&self, id: &str) -> crate::Result<SessionFile> {
+    pub(crate) async fn scratchpad_state(&self, id: &str) -> crate::Result<SessionFile> {
         let mut state = SessionFile::default();
         for entry in self.state(id).await?.into_iter().filter(|e| e.plugin == PLUGIN) {
             let text = String::from_utf8_lossy(&entry.value).into_owned();
@@ -256,6 +256,23 @@ impl Host {
             }
         }
         Ok(state)
+    }
+
+    /// Session `id`'s scratchpad as markdown (`## Notes`, `## Plan`, `## Refs`; empty spaces
+    /// left out), read from the scratchpad plugin's stored state without running a turn.
+    pub async fn render_scratchpad(&self, id: &str) -> crate::Result<String> {
+        let state = self.scratchpad_state(id).await?;
+        let mut parts = Vec::new();
+        if let Some(notes) = state.notes.filter(|n| !n.is_empty()) {
+            parts.push(format!("## Notes\n{notes}"));
+        }
+        if let Some(plan) = state.plan.filter(|p| !p.is_empty()) {
+            parts.push(format!("## Plan\n{plan}"));
+        }
+        if let Some(refs) = state.refs.filter(|r| !r.is_empty()) {
+            parts.push(format!("## Refs\n{}", refs.iter().map(|r| format!("- {r}")).collect::<Vec<_>>().join("\n")));
+        }
+        Ok(if parts.is_empty() { "(the scratchpad is empty)".to_owned() } else { parts.join("\n") })
     }
 
     /// Appends session `id`'s scratchpad to the OpenClaw JSONL `file` as three `custom`

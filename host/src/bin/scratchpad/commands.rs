@@ -38,6 +38,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             observe(&host, turn_of(&session, &turn), &tool, &file, &metadata, step).await
         }
         Command::Serve => crate::serve::run(open(&global).await?).await,
+        Command::Mcp { session } => crate::mcp::run(open(&global).await?, session).await,
         Command::ImportOpenclaw { path } => {
             let report = open(&global).await?.import_openclaw(&path).await?;
             if global.json {

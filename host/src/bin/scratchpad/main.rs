@@ -6,6 +6,7 @@
 
 mod commands;
 mod demo;
+mod mcp;
 mod output;
 mod serve;
 
@@ -116,6 +117,12 @@ enum Command {
     },
     /// Serve the host API as newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/protocol.md)
     Serve,
+    /// Serve SESSION's tools and scratchpad over MCP on stdio (for Claude Code, Goose, ...)
+    Mcp {
+        /// The session this server acts in (created when missing)
+        #[arg(long, default_value = "mcp")]
+        session: String,
+    },
     /// Show a session and every plugin's stored state
     Show {
         /// The session
