@@ -134,10 +134,12 @@ pub struct Over {
 }
 
 /// Checks that `result` (the text after an edit of `current` that adds `added`) fits `limit`:
-/// the char limit first, then the token budget.
+/// the char limit first, then the token budget. An edit that does not grow a text already
+/// over a limit (stored before the limit was lowered) passes that limit: it can only help, and
+/// refusing it would leave a full rewrite as the only way back under the limit.
 pub fn check(current: &str, added: &str, result: &str, limit: &TextLimit, tokens: &impl Tokenizer) -> Result<(), Over> {
     let result_chars = char_count(result);
-    if result_chars > limit.max_chars {
+    if result_chars > limit.max_chars && result_chars > char_count(current) {
         return Err(Over {
             unit: "char",
             max: limit.max_chars as u64,
@@ -148,7 +150,7 @@ pub fn check(current: &str, added: &str, result: &str, limit: &TextLimit, tokens
     }
     if let Some(max) = limit.max_tokens {
         let result_tokens = tokens.count(result);
-        if result_tokens > max {
+        if result_tokens > max && result_tokens > tokens.count(current) {
             return Err(Over {
                 unit: "token",
                 max: max.into(),
@@ -257,6 +259,17 @@ mod tests {
         let over = check("a", "b", "a\nb", &limit, &WordTokenizer).unwrap_err();
         assert_eq!(over, Over { unit: "token", max: 1, current: 1, added: 1, result: 2 });
         assert!(check("a", "", "a", &limit, &WordTokenizer).is_ok());
+    }
+
+    #[test]
+    fn an_edit_that_does_not_grow_a_text_over_a_lowered_limit_passes() {
+        let limit = TextLimit { max_chars: 5, max_tokens: Some(1) };
+        assert!(check("a b c d", "", "a b c", &limit, &WordTokenizer).is_ok(), "shrinks");
+        assert!(check("a b c d", "x", "a b c x", &limit, &WordTokenizer).is_ok(), "same size");
+        let over = check("a b c d", "xx", "a b c xx", &limit, &WordTokenizer).unwrap_err();
+        assert_eq!(over, Over { unit: "char", max: 5, current: 7, added: 2, result: 8 });
+        let over = check("abcdef", "g", "abcdef g", &TextLimit { max_chars: 50, max_tokens: Some(1) }, &WordTokenizer);
+        assert_eq!(over.unwrap_err().unit, "token", "grows in tokens");
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!   space is empty → one hint on the next turn, if everything is still empty then.
 //! - `nudgeAfterCompaction > 0`: after-compaction → one hint on the next turn.
 //! - `nudgeTurnsSinceLastUse = N`: once per stretch of N turns without a write while some
-//!   space is non-empty (a write starts a new stretch).
+//!   space is non-empty (a write starts a new stretch). A session that inherits its parent's
+//!   state counts the copy as written before its own first turn.
 //!
 //! No hint is given when no tool surface is offered (the model could not act on it). Turns are
 //! counted with the host's `turn_index`; the component has no clock.
@@ -82,6 +83,17 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
         if self.config.nudges.on_plan_detected > 0 && contains_plan(text) && self.spaces().is_empty() {
             state::write_number(self.storage, PLAN_PENDING, turn.turn_index);
         }
+    }
+
+    /// before-session-create of a session that inherits the parent's state (fork, spawn with
+    /// copy). The copied `last-update-turn` and `stale-fired-for` are turn indexes of the
+    /// parent, whose turns are numbered on while the child's start again at 0, so the child
+    /// would count staleness against the wrong turns. The copy counts as written just before
+    /// the child's first turn (index 0), with no staleness hint given yet. The hook sees empty
+    /// storage and the host applies its writes over the copy, so it sets the keys.
+    pub(crate) fn restart_turn_counts(&mut self) {
+        state::mark_updated(self.storage, 0);
+        let _ = self.storage.set(STALE_FIRED_FOR, state::NOT_FIRED);
     }
 
     /// after-compaction: arms the compaction hint.

@@ -48,8 +48,10 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
     }
 
     /// `before-session-create`: the guidance for each offered surface, and whether to inherit
-    /// the parent's state (fork: always; spawn: when a copy was requested; new: never).
-    pub fn before_session_create(&self, session: &SessionInfo) -> SessionSetup {
+    /// the parent's state (fork: always; spawn: when a copy was requested; new: never). An
+    /// inheriting session also restarts the turn-numbered bookkeeping of the copy (see
+    /// `restart_turn_counts`).
+    pub fn before_session_create(&mut self, session: &SessionInfo) -> SessionSetup {
         if !self.config.enabled {
             return SessionSetup { injections: Vec::new(), inherit_parent_state: false };
         }
@@ -58,6 +60,9 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
             Origin::Spawn(spawn) => spawn.copy_requested,
             Origin::Fork(_) => true,
         };
+        if inherit_parent_state {
+            self.restart_turn_counts();
+        }
         SessionSetup { injections: inject::guidance(self.config), inherit_parent_state }
     }
 

@@ -9,7 +9,7 @@
 //! | `refs`                          | the refs space, a JSON array of strings, oldest first |
 //! | `meta/last-update-turn`         | turn index of the last successful write, decimal |
 //! | `meta/nudge/after-turns-fired`  | present once the nudgeAfterTurns hint was given |
-//! | `meta/nudge/stale-fired-for`    | the `last-update-turn` the nudgeTurnsSinceLastUse hint was given for |
+//! | `meta/nudge/stale-fired-for`    | the `last-update-turn` the nudgeTurnsSinceLastUse hint was given for, or `none` |
 //! | `meta/nudge/plan-pending`       | turn index of a reply with a plan; hint due on the next turn |
 //! | `meta/nudge/compaction-pending` | present after a compaction; hint due on the next turn |
 //!
@@ -30,6 +30,8 @@ pub const LAST_UPDATE_TURN: &str = "meta/last-update-turn";
 pub const AFTER_TURNS_FIRED: &str = "meta/nudge/after-turns-fired";
 /// Key holding the `LAST_UPDATE_TURN` value the staleness hint was given for.
 pub const STALE_FIRED_FOR: &str = "meta/nudge/stale-fired-for";
+/// Value of `STALE_FIRED_FOR` when no staleness hint was given for any `LAST_UPDATE_TURN`.
+pub const NOT_FIRED: &[u8] = b"none";
 /// Key marking a plan seen in a reply while the scratchpad was empty.
 pub const PLAN_PENDING: &str = "meta/nudge/plan-pending";
 /// Key marking a compaction since the last turn started.

@@ -20,6 +20,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Code that runs outside the model (agent-authored tools) reads, writes and appends a
+//! session's notepad with [`Host::notepad`], through the same component and limits.
+//!
 //! Errors are [`Error`] values: a tool's refusal ([`Error::Tool`]) is distinct from a plugin
 //! that broke a limit or trapped ([`Error::Plugin`]), which names the plugin and the hook.
 
@@ -37,6 +40,9 @@ mod hooks;
 mod host;
 mod inspect;
 pub mod interop;
+#[doc(hidden)]
+pub mod native;
+mod notepad;
 mod plugin;
 mod prompt;
 mod sandbox;
@@ -50,6 +56,7 @@ pub use error::{Error, PluginFailure, Result};
 pub use hooks::PluginText;
 pub use host::{Host, StateEntry};
 pub use inspect::{Inspection, inspect};
+pub use notepad::{Notepad, NotepadUsage, SANDBOX_TURN_ID};
 pub use plugin::{PluginSummary, WORLD};
 pub use prompt::{Prompt, RenderedPrompt};
 pub use types::{

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scratchpad_host::{Host, HostConfig, PluginSpec, TurnContext};
+use scratchpad_host::{Error, Host, HostConfig, Limits, PluginSpec, ToolErrorKind, TurnContext};
 use tempfile::TempDir;
 
 /// Paths of the test components built by `tests/build.rs`.
@@ -64,9 +64,13 @@ pub fn probe(name: &str, prefix: &str) -> PluginSpec {
     }
 }
 
-/// The embedded scratchpad plugin with `config`.
+/// The embedded scratchpad plugin with `config`, and a 5 s call deadline instead of the
+/// default 100 ms: the deadline is wall-clock time, and the seed tests check behaviour, not
+/// speed, on a loaded 2-core machine running many tests at once (deadlines are tested with
+/// the probe component).
 pub fn scratchpad(config: serde_json::Value) -> PluginSpec {
-    PluginSpec::embedded("scratchpad").with_config(config)
+    let limits = Limits { call_timeout: std::time::Duration::from_secs(5), ..Limits::default() };
+    PluginSpec::embedded("scratchpad").with_config(config).with_limits(limits)
 }
 
 /// Turn `turn` of `session`.
@@ -80,4 +84,58 @@ pub fn dump(db: &Path, session: &str) -> Vec<(String, String, Vec<u8>)> {
     let mut stmt =
         conn.prepare("SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key").unwrap();
     stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// The scratchpad plugin's value under `key` in `session`, read straight from the SQLite file.
+pub fn stored(db: &Path, session: &str, key: &str) -> Option<String> {
+    dump(db, session)
+        .into_iter()
+        .find(|(plugin, k, _)| plugin == "scratchpad" && k == key)
+        .map(|(_, _, value)| String::from_utf8(value).expect("stored text is UTF-8"))
+}
+
+/// The kind and message of a tool's refusal; panics on success or on any other error.
+pub fn refusal<T: std::fmt::Debug>(result: scratchpad_host::Result<T>) -> (ToolErrorKind, String) {
+    match result {
+        Err(Error::Tool { error, .. }) => (error.kind, error.message),
+        other => panic!("expected a tool error, got {other:?}"),
+    }
+}
+
+/// Every row of every table of the database at `db`, as text, in a fixed order: equal dumps
+/// mean byte-for-byte equal stored state (sessions, every plugin's keys, observations).
+pub fn dump_all(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).expect("opening the database");
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = String::new();
+    for table in tables {
+        let columns = conn.prepare(&format!("SELECT * FROM {table}")).unwrap().column_count();
+        let order: Vec<String> = (1..=columns).map(|i| i.to_string()).collect();
+        let mut stmt = conn.prepare(&format!("SELECT * FROM {table} ORDER BY {}", order.join(", "))).unwrap();
+        let mut rows = stmt.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let values: Vec<String> = (0..columns).map(|i| show_value(row.get_ref(i).unwrap())).collect();
+            out.push_str(&format!("{table}: {}\n", values.join(" | ")));
+        }
+    }
+    out
+}
+
+fn show_value(value: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Null => "NULL".into(),
+        ValueRef::Integer(n) => n.to_string(),
+        ValueRef::Real(x) => format!("{x:?}"),
+        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => format!("{text:?}"),
+            Err(_) => format!("x'{}'", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+        },
+    }
 }

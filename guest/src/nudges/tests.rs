@@ -139,3 +139,18 @@ fn no_hints_when_no_surface_is_offered() {
     h.pad().after_compaction(&turn(0));
     assert!(hints(&mut h, 1).is_empty());
 }
+
+#[test]
+fn an_inheriting_session_counts_staleness_from_its_own_first_turn() {
+    use scratchpad_plugin_sdk::{Origin, SessionInfo};
+    let mut parent = Harness::new(r#"{"nudgeTurnsSinceLastUse": 2}"#);
+    write(&mut parent, 0);
+    assert_eq!(hints(&mut parent, 2).len(), 1, "the parent's hint fired for its write at turn 0");
+    write(&mut parent, 9);
+    // The host copies the parent's storage, then applies the hook's writes over it.
+    let mut child = Harness { storage: parent.storage.clone(), config: parent.config.clone() };
+    let fork = SessionInfo { session_id: "child".into(), origin: Origin::Fork("s1".into()) };
+    assert!(child.pad().before_session_create(&fork).inherit_parent_state);
+    assert!(hints(&mut child, 0).is_empty() && hints(&mut child, 1).is_empty());
+    assert_eq!(hints(&mut child, 2).len(), 1, "2 turns after the copy, not 2 turns after the parent's turn 9");
+}

@@ -130,8 +130,11 @@ pub struct ImportReport {
     pub skipped_records: usize,
 }
 
-/// The `sessions.json` index: session id → (compactionCount, totalTokens).
-fn read_index(dir: &Path) -> anyhow::Result<BTreeMap<String, (Option<i64>, Option<i64>, Option<PathBuf>)>> {
+/// The `sessions.json` index: session id → (compactionCount, totalTokens, sessionFile).
+type Index = BTreeMap<String, (Option<i64>, Option<i64>, Option<PathBuf>)>;
+
+/// Reads the `sessions.json` index of `dir` (empty when there is none).
+fn read_index(dir: &Path) -> anyhow::Result<Index> {
     let path = dir.join("sessions.json");
     let mut index = BTreeMap::new();
     if !path.exists() {
