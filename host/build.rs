@@ -4,10 +4,13 @@
 
 use scratchpad_build_support::{Component, build, path_constants};
 
-const COMPONENTS: &[Component] = &[Component { constant: "SCRATCHPAD", package: "scratchpad-guest" }];
+const COMPONENTS: &[Component] = &[
+    Component { constant: "SCRATCHPAD", package: "scratchpad-guest" },
+    Component { constant: "OBSERVATIONS", package: "observations-plugin" },
+];
 
 fn main() {
-    let paths = build(COMPONENTS, &["guest"]);
+    let paths = build(COMPONENTS, &["guest", "plugins/observations"]);
     let mut generated = path_constants(COMPONENTS, &paths);
     for (component, path) in COMPONENTS.iter().zip(&paths) {
         generated.push_str(&format!(

@@ -6,12 +6,13 @@ mod generated {
 }
 
 /// The embedded components loaded when a configuration names no plugins, in call order.
-pub const DEFAULT_PLUGINS: &[&str] = &["scratchpad"];
+pub const DEFAULT_PLUGINS: &[&str] = &["scratchpad", "observations"];
 
 /// The bytes of the embedded component `name`, if there is one.
 pub fn component(name: &str) -> Option<&'static [u8]> {
     match name {
         "scratchpad" => Some(generated::SCRATCHPAD_WASM),
+        "observations" => Some(generated::OBSERVATIONS_WASM),
         _ => None,
     }
 }
@@ -21,6 +22,7 @@ pub fn component(name: &str) -> Option<&'static [u8]> {
 pub fn component_path(name: &str) -> Option<&'static str> {
     match name {
         "scratchpad" => Some(generated::SCRATCHPAD_PATH),
+        "observations" => Some(generated::OBSERVATIONS_PATH),
         _ => None,
     }
 }

@@ -7,8 +7,8 @@ use crate::Result;
 use crate::capabilities::observation::ObservationFacts;
 use crate::types::ContentKind;
 
-/// Bytes copied per step when writing an entry.
-const CHUNK: usize = 1 << 20;
+/// Bytes per stored chunk (see the schema's note on why content is chunked).
+const CHUNK: usize = 64 << 10;
 
 /// An entry written by a call, committed with the call's other writes.
 pub(crate) struct PendingBlob {
@@ -76,14 +76,15 @@ impl PendingBlob {
     }
 }
 
-/// Inserts `blob` inside an open transaction, copying its content in chunks.
+/// Inserts `blob` inside an open transaction, copying its content in chunks straight from
+/// the observation's bytes (no copy of the whole entry is made).
 pub(crate) fn insert(tx: &Transaction<'_>, plugin: &str, session: &str, blob: &PendingBlob) -> Result<()> {
     let content = &blob.content;
     let size = content.bytes.len();
     tx.execute(
-        "INSERT INTO observations (id, plugin, session, turn_id, step_num, executor_name, content_kind, content,
+        "INSERT INTO observations (id, plugin, session, turn_id, step_num, executor_name, content_kind,
                                    size_bytes, size_chars, ascii, sha256, summary, metadata, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, zeroblob(?8), ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
             blob.id,
             plugin,
@@ -102,10 +103,9 @@ pub(crate) fn insert(tx: &Transaction<'_>, plugin: &str, session: &str, blob: &P
             blob.expires_at_ms as f64 / 1000.0,
         ],
     )?;
-    let rowid = tx.last_insert_rowid();
-    let mut handle = tx.blob_open(MAIN_DB, "observations", "content", rowid, false)?;
-    for (i, chunk) in content.bytes.chunks(CHUNK).enumerate() {
-        handle.write_at(chunk, i * CHUNK)?;
+    let mut insert = tx.prepare_cached("INSERT INTO observation_chunks (id, seq, data) VALUES (?1, ?2, ?3)")?;
+    for (seq, chunk) in content.bytes.chunks(CHUNK).enumerate() {
+        insert.execute(params![blob.id, seq as i64, chunk])?;
     }
     Ok(())
 }
@@ -135,7 +135,7 @@ pub(crate) fn list(
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// Up to `len` bytes of the entry from `offset`, read without loading the entry.
+/// Up to `len` bytes of the entry from `offset`, reading only the chunks that hold them.
 pub(crate) fn read(
     conn: &Connection,
     plugin: &str,
@@ -144,20 +144,29 @@ pub(crate) fn read(
     offset: u64,
     len: usize,
 ) -> Result<Option<Vec<u8>>> {
-    let rowid: Option<(i64, i64)> = conn
+    let size: Option<i64> = conn
         .query_row(
-            "SELECT rowid, size_bytes FROM observations WHERE id = ?1 AND plugin = ?2 AND session = ?3",
+            "SELECT size_bytes FROM observations WHERE id = ?1 AND plugin = ?2 AND session = ?3",
             params![id, plugin, session],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| r.get(0),
         )
         .optional()?;
-    let Some((rowid, size)) = rowid else { return Ok(None) };
+    let Some(size) = size else { return Ok(None) };
     let start = offset.min(size as u64) as usize;
-    let end = (start + len).min(size as usize);
-    let mut buf = vec![0; end - start];
-    if !buf.is_empty() {
-        let handle = conn.blob_open(MAIN_DB, "observations", "content", rowid, true)?;
-        handle.read_at_exact(&mut buf, start)?;
+    let end = start.saturating_add(len).min(size as usize);
+    let mut buf = Vec::with_capacity(end - start);
+    let mut chunk_rows = conn.prepare_cached("SELECT rowid FROM observation_chunks WHERE id = ?1 AND seq = ?2")?;
+    let mut at = start;
+    while at < end {
+        let seq = at / CHUNK;
+        let rowid: i64 = chunk_rows.query_row(params![id, seq as i64], |r| r.get(0))?;
+        let within = at - seq * CHUNK;
+        let take = (CHUNK - within).min(end - at);
+        let handle = conn.blob_open(MAIN_DB, "observation_chunks", "data", rowid, true)?;
+        let from = buf.len();
+        buf.resize(from + take, 0);
+        handle.read_at_exact(&mut buf[from..], within)?;
+        at += take;
     }
     Ok(Some(buf))
 }

@@ -27,8 +27,9 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Session(SessionCommand::List) => list(&open(&global).await?, &global).await,
         Command::Tools { session, turn } => tools(&open(&global).await?, &global, turn_of(&session, &turn)).await,
-        Command::Call { session, tool, arguments, turn } => {
-            call(&open(&global).await?, &global, turn_of(&session, &turn), &tool, &arguments).await
+        Command::Call { session, tool, arguments, step, turn } => {
+            let call = ToolCall::new(tool, arguments, step);
+            run_call(&open(&global).await?, &global, turn_of(&session, &turn), &call).await
         }
         Command::Query { session, message, system, turn } => {
             query(&open(&global).await?, &global, turn_of(&session, &turn), &message, &system).await
@@ -170,8 +171,11 @@ async fn tools(host: &Host, global: &Global, turn: TurnContext) -> anyhow::Resul
     Ok(())
 }
 
-async fn call(host: &Host, global: &Global, turn: TurnContext, tool: &str, arguments: &str) -> anyhow::Result<()> {
-    let output = host.call_tool(&turn, tool, arguments).await?;
+/// A tool call as a runtime makes it: every plugin's `before-tool-call` (which may rewrite the
+/// arguments, e.g. resolve `{{step1.content}}`), then the owning plugin's tool.
+async fn run_call(host: &Host, global: &Global, turn: TurnContext, call: &ToolCall) -> anyhow::Result<()> {
+    let arguments = host.before_tool_call(&turn, call).await?;
+    let output = host.call_tool(&turn, &call.name, &arguments).await?;
     if global.json {
         print_json(&json!({ "ok": true, "plugin": output.plugin, "content": output.content }));
     } else {

@@ -60,7 +60,7 @@ enum Command {
         #[command(flatten)]
         turn: TurnArgs,
     },
-    /// Call TOOL with JSON arguments in SESSION, as the model would
+    /// Call TOOL with JSON arguments in SESSION, as the model would (before-tool-call runs first)
     Call {
         /// The session
         session: String,
@@ -69,6 +69,9 @@ enum Command {
         /// The arguments as a JSON object
         #[arg(value_name = "JSON")]
         arguments: String,
+        /// The call's 1-based step in the turn (what `{{stepN.field}}` references count)
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        step: u32,
         #[command(flatten)]
         turn: TurnArgs,
     },
