@@ -3,7 +3,7 @@
 //! It runs on the embedded default plugins through the real host and a real SQLite file,
 //! including a host restart, so everything it shows is what an embedding runtime gets.
 
-use scratchpad_host::{Error, Host, Origin, TurnContext};
+use scratchpad_host::{Error, Host, Observation, Origin, ToolCall, TurnContext};
 
 use crate::Global;
 use crate::commands::host_config;
@@ -58,6 +58,36 @@ async fn script(config: scratchpad_host::HostConfig) -> anyhow::Result<()> {
     step("Turn 1: an append that would overflow the notes budget is rejected, notes unchanged");
     let huge = format!(r#"{{"action":"append_notes","content":"{}"}}"#, "x".repeat(4000));
     tool_call(&host, &turn1, &huge).await?;
+
+    let log: String =
+        (0..2000).map(|i| format!("INFO 2026-04-26 10:{:02}:{:02} event number {i}\n", i / 60 % 60, i % 60)).collect();
+    let log = log + "ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT\n";
+    step(&format!("Turn 1: fs_read returns a {} KB log; the observations plugin offloads it", log.len() / 1000));
+    let call = ToolCall::new("fs_read", r#"{"path":"/tmp/big_log.txt"}"#, 1);
+    let observation = Observation::text(log).with_metadata(serde_json::json!({ "path": "/tmp/big_log.txt" }));
+    let view = host.after_tool_result(&turn1, &call, &observation).await?;
+    match view.replacement {
+        Some(seen) => {
+            let seen: serde_json::Value = serde_json::from_str(&seen)?;
+            let summary = seen["summary"].as_str().unwrap_or_default();
+            let lines: Vec<&str> = summary.lines().collect();
+            println!("  the model sees {} bytes instead of {}:", seen.to_string().len(), observation.bytes.len());
+            println!(
+                "  scratchpad_id {}, summary: {} … {} … {}",
+                seen["scratchpad_id"],
+                lines[0],
+                lines.iter().find(|l| l.starts_with("[...")).unwrap_or(&""),
+                lines[lines.len() - 1]
+            );
+            step("Turn 1: the model reads the end of it with scratchpad_read");
+            let args =
+                serde_json::json!({ "scratchpad_id": seen["scratchpad_id"], "mode": "tail", "n": 47 }).to_string();
+            println!("→ scratchpad_read {args}");
+            let out = host.call_tool(&turn1, "scratchpad_read", &args).await?;
+            println!("{}", indent(&out.content));
+        }
+        None => println!("  (no plugin offloaded it)"),
+    }
 
     step("Turn 2: the user says \"continue with step 2\"; the model receives");
     let prompt = host.before_query(&TurnContext::new(&session, "turn-2"), "continue with step 2").await?;
