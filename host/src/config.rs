@@ -6,7 +6,7 @@
 //! tokenizer = "cl100k_base"                    # or "o200k_base"
 //!
 //! [limits]                 # defaults for every plugin
-//! call_timeout_ms = 100
+//! call_timeout_ms = 500
 //! memory_bytes = 67108864
 //! storage_quota_bytes = 8388608
 //! output_bytes = 1048576
@@ -33,7 +33,9 @@ use serde::Deserialize;
 /// Sandbox limits for one plugin's calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Wall-clock deadline of one hook or tool call. Default 100 ms.
+    /// Wall-clock deadline of one hook or tool call. Default 500 ms: a hook normally takes
+    /// well under a millisecond, and wall-clock time on a loaded machine includes time the
+    /// thread was not scheduled, so a tighter default would fail healthy plugins.
     pub call_timeout: Duration,
     /// Cap on the plugin's linear memory. Default 64 MiB.
     pub memory_bytes: u64,
@@ -46,7 +48,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            call_timeout: Duration::from_millis(100),
+            call_timeout: Duration::from_millis(500),
             memory_bytes: 64 << 20,
             storage_quota_bytes: 8 << 20,
             output_bytes: 1 << 20,
