@@ -6,6 +6,9 @@ use scratchpad_build_support::{Component, build, path_constants};
 const COMPONENTS: &[Component] = &[
     Component { constant: "PROBE", package: "probe-component" },
     Component { constant: "REMINDER", package: "reminder-plugin" },
+    // Components that do not implement the contract: another world, and a later version.
+    Component { constant: "ALIEN", package: "alien-component" },
+    Component { constant: "FUTURE", package: "future-component" },
 ];
 
 fn main() {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use scratchpad_host::native::NativeScratchpad;
-use scratchpad_host::{Host, HostConfig, Origin, TurnContext};
+use scratchpad_host::{Host, HostConfig, Observation, Origin, ToolCall, TurnContext};
 
 const FILL: [&str; 3] = [
     r#"{"action":"set_notes","content":"Root cause: timezone mismatch in token expiry (UTC vs local). Affects login and refresh."}"#,
@@ -106,5 +106,40 @@ fn load(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, hooks, load);
+/// Seed 004's store: offloading 1 MB (throughput) and a 2 KB range read from a 100 MB entry.
+fn observations(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), Some(dir.path().join("cache")));
+    for plugin in &mut config.plugins {
+        plugin.limits.call_timeout = Duration::from_secs(30);
+    }
+    let host = rt.block_on(Host::open(config)).unwrap();
+    rt.block_on(host.create_session("obs", Origin::New)).unwrap();
+    let line = "INFO 2026-04-26 10:00:01 a line of a very large log, repeated\n";
+    let one_mb = Observation::text(line.repeat(1_000_000 / line.len()));
+    let hundred_mb = Observation::text(line.repeat(100_000_000 / line.len()));
+    let turn = TurnContext::new("obs", "t");
+    let read = ToolCall::new("fs_read", "{}", 1);
+    let seen = rt.block_on(host.after_tool_result(&turn, &read, &hundred_mb)).unwrap();
+    let seen: serde_json::Value = serde_json::from_str(&seen.replacement.unwrap()).unwrap();
+    let size = hundred_mb.bytes.len();
+    let args = serde_json::json!({
+        "scratchpad_id": seen["scratchpad_id"], "mode": "range", "start": size / 2, "end": size / 2 + 2048
+    })
+    .to_string();
+
+    let mut group = c.benchmark_group("observations");
+    group.throughput(criterion::Throughput::Bytes(one_mb.bytes.len() as u64));
+    group.bench_function("offload_1mb", |b| {
+        b.to_async(&rt).iter(|| async { host.after_tool_result(&turn, &read, &one_mb).await.unwrap() })
+    });
+    group.throughput(criterion::Throughput::Bytes(2048));
+    group.bench_function("range_read_2kb_of_100mb", |b| {
+        b.to_async(&rt).iter(|| async { host.call_tool(&turn, "scratchpad_read", &args).await.unwrap() })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, hooks, load, observations);
 criterion_main!(benches);

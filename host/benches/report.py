@@ -52,3 +52,10 @@ print()
 print("| benchmark | measured (median) | baseline (median) | ratio |")
 print("| --- | --- | --- | --- |")
 print("\n".join(rows))
+for name in ["offload_1mb", "range_read_2kb_of_100mb"]:
+    try:
+        ns = median_ns("observations", name)
+    except OSError:
+        continue
+    extra = f" ({1e9 / ns:.0f} MB/s)" if name == "offload_1mb" else ""  # 1 MB / seconds
+    print(f"| `observations/{name}` | {fmt(ns)}{extra} | | |")

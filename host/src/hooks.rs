@@ -8,10 +8,9 @@ use crate::bindings::wit;
 use std::sync::Arc;
 
 use crate::capabilities::observation::{ObservationData, ObservationFacts};
-use crate::error::{Error, PluginFailure, Result};
+use crate::error::{Error, Result};
 use crate::host::{Host, from_wit_injection};
 use crate::prompt::Prompt;
-use crate::sandbox::check_output;
 use crate::types::{
     ContentKind, Observation, ObservationView, ToolCall, ToolError, ToolErrorKind, ToolOutput, ToolSpec, TurnContext,
 };
@@ -23,14 +22,6 @@ pub struct PluginText {
     pub plugin: String,
     /// The text.
     pub text: String,
-}
-
-fn always<R>(_: &R) -> bool {
-    true
-}
-
-fn if_ok<T, E>(result: &Result<T, E>) -> bool {
-    result.is_ok()
 }
 
 impl Host {
@@ -45,12 +36,11 @@ impl Host {
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             let hook = "before-query";
             let injections = self
-                .run(index, &turn.session_id, hook, always, |p, store| {
+                .run(index, &turn.session_id, hook, |p, store| {
                     let (turn, message) = (wit_turn.clone(), message.to_owned());
                     Box::pin(async move { p.scratchpad_plugin_hooks().call_before_query(store, &turn, &message).await })
                 })
                 .await?;
-            check_output(&loaded.info, hook, injections.iter().map(|i| i.text.len()).sum())?;
             prompt.injections.extend(injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
         }
         Ok(prompt)
@@ -61,7 +51,7 @@ impl Host {
         let _guard = self.lock(&turn.session_id).await;
         let wit_turn = self.enter_turn(turn).await?;
         for index in 0..self.inner.plugins.len() {
-            self.run(index, &turn.session_id, "after-response", always, |p, store| {
+            self.run(index, &turn.session_id, "after-response", |p, store| {
                 let (turn, text) = (wit_turn.clone(), text.to_owned());
                 Box::pin(async move { p.scratchpad_plugin_hooks().call_after_response(store, &turn, &text).await })
             })
@@ -78,29 +68,18 @@ impl Host {
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             let hook = "list-tools";
             let offered = self
-                .run(index, &turn.session_id, hook, always, |p, store| {
+                .run(index, &turn.session_id, hook, |p, store| {
                     let turn = wit_turn.clone();
                     Box::pin(async move { p.scratchpad_plugin_tools().call_list_tools(store, &turn).await })
                 })
                 .await?;
-            for spec in offered {
-                let Some(declared) = loaded.tools.iter().find(|t| t.name == spec.name) else {
-                    return Err(Error::Plugin {
-                        plugin: loaded.info.name.clone(),
-                        hook: hook.into(),
-                        failure: PluginFailure::Contract(format!(
-                            "it offered the tool `{}`, which its manifest does not declare",
-                            spec.name
-                        )),
-                    });
-                };
-                tools.push(ToolSpec {
-                    plugin: declared.plugin.clone(),
-                    name: spec.name,
-                    description: spec.description,
-                    parameters: spec.parameters,
-                });
-            }
+            // `run` has checked that every offered tool is declared in the manifest.
+            tools.extend(offered.into_iter().map(|spec| ToolSpec {
+                plugin: loaded.info.name.clone(),
+                name: spec.name,
+                description: spec.description,
+                parameters: spec.parameters,
+            }));
         }
         Ok(tools)
     }
@@ -116,7 +95,7 @@ impl Host {
         let loaded = &self.inner.plugins[index];
         let hook = format!("tool {name}");
         let result = self
-            .run(index, &turn.session_id, &hook, if_ok, |p, store| {
+            .run(index, &turn.session_id, &hook, |p, store| {
                 let (turn, name, arguments) = (wit_turn.clone(), name.to_owned(), arguments.to_owned());
                 Box::pin(
                     async move { p.scratchpad_plugin_tools().call_call_tool(store, &turn, &name, &arguments).await },
@@ -124,10 +103,7 @@ impl Host {
             })
             .await?;
         match result {
-            Ok(output) => {
-                check_output(&loaded.info, &hook, output.content.len())?;
-                Ok(ToolOutput { plugin: loaded.info.name.clone(), content: output.content })
-            }
+            Ok(output) => Ok(ToolOutput { plugin: loaded.info.name.clone(), content: output.content }),
             Err(error) => Err(Error::Tool {
                 plugin: loaded.info.name.clone(),
                 tool: name.to_owned(),
@@ -147,7 +123,7 @@ impl Host {
             let hook = "before-tool-call";
             let current = wit::ToolCall { name: call.name.clone(), arguments: arguments.clone(), step: call.step };
             let result = self
-                .run(index, &turn.session_id, hook, if_ok, |p, store| {
+                .run(index, &turn.session_id, hook, |p, store| {
                     let (turn, call) = (wit_turn.clone(), current.clone());
                     Box::pin(
                         async move { p.scratchpad_plugin_hooks().call_before_tool_call(store, &turn, &call).await },
@@ -156,7 +132,6 @@ impl Host {
                 .await?;
             match result {
                 Ok(Some(rewritten)) => {
-                    check_output(&loaded.info, hook, rewritten.len())?;
                     arguments = rewritten;
                 }
                 Ok(None) => {}
@@ -188,7 +163,7 @@ impl Host {
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             let hook = "after-tool-result";
             let replacement = self
-                .run(index, &turn.session_id, hook, always, |p, store| {
+                .run(index, &turn.session_id, hook, |p, store| {
                     let (turn, call, data) = (wit_turn.clone(), wit_call.clone(), ObservationData(current.clone()));
                     Box::pin(async move {
                         let handle = store.data_mut().table.push(data)?;
@@ -197,7 +172,6 @@ impl Host {
                 })
                 .await?;
             if let Some(text) = replacement {
-                check_output(&loaded.info, hook, text.len())?;
                 current = Arc::new(ObservationFacts::new(&Observation {
                     bytes: text.clone().into_bytes().into(),
                     kind: Some(ContentKind::Text),
@@ -217,13 +191,12 @@ impl Host {
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             let hook = "before-compaction";
             let warning = self
-                .run(index, &turn.session_id, hook, always, |p, store| {
+                .run(index, &turn.session_id, hook, |p, store| {
                     let turn = wit_turn.clone();
                     Box::pin(async move { p.scratchpad_plugin_hooks().call_before_compaction(store, &turn).await })
                 })
                 .await?;
             if let Some(text) = warning {
-                check_output(&loaded.info, hook, text.len())?;
                 warnings.push(PluginText { plugin: loaded.info.name.clone(), text });
             }
         }
@@ -235,7 +208,7 @@ impl Host {
         let _guard = self.lock(&turn.session_id).await;
         let wit_turn = self.enter_turn(turn).await?;
         for index in 0..self.inner.plugins.len() {
-            self.run(index, &turn.session_id, "after-compaction", always, |p, store| {
+            self.run(index, &turn.session_id, "after-compaction", |p, store| {
                 let turn = wit_turn.clone();
                 Box::pin(async move { p.scratchpad_plugin_hooks().call_after_compaction(store, &turn).await })
             })

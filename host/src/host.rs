@@ -19,7 +19,7 @@ use crate::db::state::{self, Commit};
 use crate::db::{Db, now_ms};
 use crate::error::{Error, Result};
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
-use crate::sandbox::{CallFuture, Sandbox, check_output};
+use crate::sandbox::{CallFuture, CallOutput, Sandbox, check_output, check_value};
 use crate::types::{Injection, Origin, TurnContext};
 
 /// How often a call is re-run when other processes keep committing to its session first.
@@ -153,7 +153,7 @@ impl Host {
                     Box::pin(async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await })
                 })
                 .await?;
-            check_output(&loaded.info, hook, setup.injections.iter().map(|i| i.text.len()).sum())?;
+            check_output(&loaded.info, hook, setup.output_bytes())?;
             guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
             inits.push(PluginInit {
                 plugin: loaded.info.name.clone(),
@@ -169,6 +169,7 @@ impl Host {
 
     /// The session `id` as stored.
     pub async fn session(&self, id: &str) -> Result<SessionRecord> {
+        check_id("session id", id)?;
         let probe = id.to_owned();
         self.inner
             .db
@@ -255,19 +256,13 @@ impl Host {
         })
     }
 
-    /// Runs one call of plugin `index` on `session` and commits its writes when `keep` says
-    /// the result should be kept. A commit that loses a race with another process re-runs
-    /// the call on a fresh snapshot.
-    pub(crate) async fn run<R, F>(
-        &self,
-        index: usize,
-        session: &str,
-        hook: &str,
-        keep: fn(&R) -> bool,
-        f: F,
-    ) -> Result<R>
+    /// Runs one call of plugin `index` on `session`, checks its value against the contract and
+    /// the output cap, and commits its writes when the value says so ([`CallOutput`]); a call
+    /// that breaks the contract or the cap keeps nothing. A commit that loses a race with
+    /// another process re-runs the call on a fresh snapshot.
+    pub(crate) async fn run<R, F>(&self, index: usize, session: &str, hook: &str, f: F) -> Result<R>
     where
-        R: Send,
+        R: CallOutput + Send,
         F: for<'a> Fn(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send + Sync,
     {
         let loaded = &self.inner.plugins[index];
@@ -280,9 +275,10 @@ impl Host {
             let blob_scope = Some((self.inner.db.clone(), name.clone(), session.to_owned()));
             let (value, call) = self.inner.sandbox.call(&loaded.pre, &loaded.info, scope, blob_scope, hook, &f).await?;
             *loaded.last_memory.lock().unwrap() = call.limiter.usage();
+            check_value(&loaded.info, &loaded.tools, hook, &value)?;
             let blobs = call.pending_blobs;
             let writes = call.scope.into_writes();
-            if (writes.is_empty() && blobs.is_empty()) || !keep(&value) {
+            if (writes.is_empty() && blobs.is_empty()) || !value.commits() {
                 return Ok(value);
             }
             let (plugin, probe) = (name.clone(), session.to_owned());

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde::Serialize;
+use wasmtime::Engine;
+use wasmtime::component::Component;
 
 use crate::bindings::PluginPre;
 use crate::capabilities::storage::Scope;
@@ -90,6 +92,7 @@ pub(crate) async fn load(
             .map_err(|e| refuse(format!("compiling panicked: {e}")))?
             .map_err(|e| refuse(format!("not a valid component: {e:#}")))?;
 
+    check_contract_version(&component, &sandbox.engine).map_err(refuse)?;
     let instance_pre = sandbox
         .linker
         .instantiate_pre(&component)
@@ -116,6 +119,9 @@ fn check_header(bytes: &[u8]) -> Result<(), String> {
     const MAGIC: &[u8] = b"\0asm";
     const COMPONENT: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
     const CORE_MODULE: [u8; 4] = [0x01, 0x00, 0x00, 0x00];
+    if bytes.is_empty() {
+        return Err("the file is empty (0 bytes), not a WebAssembly component".into());
+    }
     if bytes.len() < 8 || &bytes[..4] != MAGIC {
         return Err("not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into());
     }
@@ -127,6 +133,29 @@ fn check_header(bytes: &[u8]) -> Result<(), String> {
         )),
         other => Err(format!("unsupported WebAssembly version/layer {other:02x?}")),
     }
+}
+
+/// Refuses a component that imports or exports the contract's interfaces at another version
+/// (built against an older or newer `wit/`), naming the version, before the linker's less
+/// direct "no matching implementation" error would.
+fn check_contract_version(component: &Component, engine: &Engine) -> Result<(), String> {
+    let ty = component.component_type();
+    let names = ty.imports(engine).map(|(name, _)| name).chain(ty.exports(engine).map(|(name, _)| name));
+    let (package, ours) = WORLD.split_once('/').and_then(|(pkg, rest)| Some((pkg, rest.split_once('@')?.1))).unwrap();
+    let mut others: Vec<&str> = names
+        .filter_map(|name| name.strip_prefix(package)?.strip_prefix('/')?.split_once('@').map(|(_, version)| version))
+        .filter(|version| *version != ours)
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    if others.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "it was built against version {} of the {package} contract, and this host implements {ours}; rebuild it \
+         against the {WORLD} world",
+        others.join(", ")
+    ))
 }
 
 /// Validates a manifest's tools: well-formed, unique names and JSON parameter schemas.
@@ -167,6 +196,7 @@ mod tests {
         assert!(check_header(b"\0asm\x01\x00\x00\x00").unwrap_err().contains("core WebAssembly module"));
         assert!(check_header(b"hello world!").unwrap_err().contains("not a WebAssembly file"));
         assert!(check_header(b"\0asm").unwrap_err().contains("not a WebAssembly file"));
+        assert!(check_header(b"").unwrap_err().contains("the file is empty"));
         assert!(check_header(b"\0asm\x0e\x00\x01\x00").unwrap_err().contains("unsupported"));
     }
 }

@@ -15,13 +15,14 @@ use tokio::sync::Semaphore;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 
-use crate::bindings::{Plugin, PluginPre};
+use crate::bindings::{Plugin, PluginPre, wit};
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo};
 use crate::db::Db;
 use crate::engine::EpochTicker;
 use crate::error::{Error, PluginFailure};
+use crate::types::ToolSpec;
 
 /// A boxed future borrowing the call's bindings and store.
 pub(crate) type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
@@ -110,7 +111,8 @@ fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>
         Some(Trap::Interrupt) => PluginFailure::Timeout { limit_ms: plugin.limits.call_timeout.as_millis() as u64 },
         trap => {
             let mut message = match trap {
-                Some(trap) => format!("wasm trap: {trap}"),
+                // A trap's own text already starts with "wasm trap: ".
+                Some(trap) => trap.to_string(),
                 None => format!("{error:#}"),
             };
             if let Some(stderr) = stderr {
@@ -119,6 +121,122 @@ fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>
             PluginFailure::Trap(message)
         }
     }
+}
+
+/// What a hook or tool hands back, as the output cap and the commit rule see it. The host
+/// checks both *before* it commits the call's writes, so a refused call keeps nothing.
+pub(crate) trait CallOutput {
+    /// Bytes of text the call returns (injections, tool output, specs, error messages).
+    fn output_bytes(&self) -> usize;
+
+    /// Whether the call's writes are committed: a tool error changes nothing.
+    fn commits(&self) -> bool {
+        true
+    }
+
+    /// Why the value breaks the contract given the plugin's manifest (`declared`), if it does.
+    fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
+        let _ = declared;
+        None
+    }
+}
+
+impl CallOutput for () {
+    fn output_bytes(&self) -> usize {
+        0
+    }
+}
+
+impl CallOutput for String {
+    fn output_bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T: CallOutput> CallOutput for Option<T> {
+    fn output_bytes(&self) -> usize {
+        self.as_ref().map_or(0, T::output_bytes)
+    }
+}
+
+impl<T: CallOutput> CallOutput for Vec<T> {
+    fn output_bytes(&self) -> usize {
+        self.iter().map(T::output_bytes).sum()
+    }
+
+    fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
+        self.iter().find_map(|item| item.breach(declared))
+    }
+}
+
+impl<T: CallOutput> CallOutput for Result<T, wit::ToolError> {
+    fn output_bytes(&self) -> usize {
+        match self {
+            Ok(value) => value.output_bytes(),
+            Err(error) => error.output_bytes(),
+        }
+    }
+
+    fn commits(&self) -> bool {
+        self.is_ok()
+    }
+}
+
+impl CallOutput for wit::ToolError {
+    fn output_bytes(&self) -> usize {
+        match self {
+            wit::ToolError::UnknownTool(m)
+            | wit::ToolError::InvalidArguments(m)
+            | wit::ToolError::Rejected(m)
+            | wit::ToolError::NotFound(m)
+            | wit::ToolError::Failed(m) => m.len(),
+        }
+    }
+}
+
+impl CallOutput for wit::Injection {
+    fn output_bytes(&self) -> usize {
+        self.text.len()
+    }
+}
+
+impl CallOutput for wit::SessionSetup {
+    fn output_bytes(&self) -> usize {
+        self.injections.output_bytes()
+    }
+}
+
+impl CallOutput for wit::ToolOutput {
+    fn output_bytes(&self) -> usize {
+        self.content.len()
+    }
+}
+
+impl CallOutput for wit::ToolSpec {
+    fn output_bytes(&self) -> usize {
+        self.name.len() + self.description.len() + self.parameters.len()
+    }
+
+    /// A plugin offers only tools its manifest declares.
+    fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
+        (!declared.iter().any(|t| t.name == self.name))
+            .then(|| format!("it offered the tool `{}`, which its manifest does not declare", self.name))
+    }
+}
+
+/// Checks a call's value against the contract and the plugin's output cap, before anything
+/// it wrote is committed.
+pub(crate) fn check_value(
+    plugin: &PluginInfo,
+    declared: &[ToolSpec],
+    hook: &str,
+    value: &impl CallOutput,
+) -> Result<(), Error> {
+    if let Some(message) = value.breach(declared) {
+        let failure = PluginFailure::Contract(message);
+        return Err(Error::Plugin { plugin: plugin.name.clone(), hook: hook.to_owned(), failure });
+    }
+    check_output(plugin, hook, value.output_bytes())
 }
 
 /// Checks a call's output against the plugin's output cap.

@@ -170,11 +170,27 @@ impl<T: Plugin> bindings::exports::scratchpad::plugin::tools::Guest for T {
 /// `scratchpad:plugin/plugin` world. Use it once, in the plugin crate's `lib.rs`.
 ///
 /// The exports exist only when building for wasm: a native build of the same crate (its unit
-/// tests, or a workspace-wide `cargo test`) links no component ABI symbols.
+/// tests, or a workspace-wide `cargo test`) links no component ABI symbols. It still refers to
+/// every hook of the plugin, so a native build does not report the plugin's code as dead.
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ident) => {
         #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_plugin_world!($plugin with_types_in $crate::bindings);
+        #[cfg(not(target_arch = "wasm32"))]
+        const _: () = {
+            let _ = (
+                <$plugin as $crate::Plugin>::load,
+                <$plugin as $crate::Plugin>::before_session_create,
+                <$plugin as $crate::Plugin>::before_query,
+                <$plugin as $crate::Plugin>::after_response,
+                <$plugin as $crate::Plugin>::before_tool_call,
+                <$plugin as $crate::Plugin>::after_tool_result,
+                <$plugin as $crate::Plugin>::before_compaction,
+                <$plugin as $crate::Plugin>::after_compaction,
+                <$plugin as $crate::Plugin>::tools,
+                <$plugin as $crate::Plugin>::call_tool,
+            );
+        };
     };
 }

@@ -5,15 +5,34 @@
 //! Configuration (JSON): `prefix` (default `probe`) names its tools `<prefix>.<verb>`, so two
 //! instances can be loaded side by side; `extraTools` declares further tool names (to provoke
 //! a clash); `queryMode` (`inject` default, `loop`, `trap`, `huge`) picks what `before-query`
-//! does.
+//! does; the hostile modes first store `query-was-here`, so a test can check the write is lost.
+//!
+//! `listMode: "undeclared"` makes `list-tools` store `listed` and offer a tool its manifest
+//! does not declare (`<prefix>.ghost`).
+//!
+//! Every tool takes an optional `mark` argument: a key the probe stores (value `marked`)
+//! before doing its verb, so a test can check the writes of a failed call do not persist.
 
 use scratchpad_plugin_sdk::{
     Injection, Manifest, Placement, Plugin, Storage, StorageError, ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
 };
 use serde_json::{Value, json};
 
-const VERBS: &[&str] =
-    &["write", "read", "keys", "write_then_trap", "loop", "bomb", "recurse", "huge", "fill", "fs", "env", "net"];
+const VERBS: &[&str] = &[
+    "write",
+    "read",
+    "keys",
+    "write_then_trap",
+    "loop",
+    "bomb",
+    "recurse",
+    "recurse_memory",
+    "huge",
+    "fill",
+    "fs",
+    "env",
+    "net",
+];
 
 struct Probe;
 
@@ -41,12 +60,12 @@ impl Plugin for Probe {
 
     fn before_query(_turn: Turn, _message: String) -> Vec<Injection> {
         let mode = config()["queryMode"].as_str().unwrap_or("inject").to_owned();
+        if ["loop", "trap", "huge"].contains(&mode.as_str()) {
+            let _ = scratchpad_plugin_sdk::HostStorage.set("query-was-here", b"1");
+        }
         match mode.as_str() {
             "loop" => spin(),
-            "trap" => {
-                let _ = scratchpad_plugin_sdk::HostStorage.set("query-was-here", b"1");
-                panic!("probe trapped in before-query");
-            }
+            "trap" => panic!("probe trapped in before-query"),
             "huge" => vec![Injection { placement: Placement::AppendContext, text: "x".repeat(50 << 20) }],
             _ => match scratchpad_plugin_sdk::HostStorage.get("inject") {
                 Some(text) => vec![Injection {
@@ -58,12 +77,24 @@ impl Plugin for Probe {
         }
     }
 
+    fn tools(_turn: Turn) -> Vec<ToolSpec> {
+        let mut tools = Self::load().map(|manifest| manifest.tools).unwrap_or_default();
+        if config()["listMode"].as_str() == Some("undeclared") {
+            let _ = scratchpad_plugin_sdk::HostStorage.set("listed", b"1");
+            tools.push(spec(format!("{}.ghost", prefix())));
+        }
+        tools
+    }
+
     fn call_tool(_turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
         let prefix = prefix();
         let verb = name.strip_prefix(&format!("{prefix}.")).unwrap_or(&name).to_owned();
         let args: Value = serde_json::from_str(&arguments).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         let text = |field: &str| args[field].as_str().unwrap_or_default().to_owned();
         let mut storage = scratchpad_plugin_sdk::HostStorage;
+        if let Some(mark) = args["mark"].as_str() {
+            storage.set(mark, b"marked").map_err(|e| ToolError::Failed(describe(&e)))?;
+        }
         let out = match verb.as_str() {
             "write" => match storage.set(&text("key"), text("value").as_bytes()) {
                 Ok(()) => "ok".to_owned(),
@@ -86,7 +117,8 @@ impl Plugin for Probe {
                     std::hint::black_box(&hoard);
                 }
             }
-            "recurse" => recurse(u64::MAX).to_string(),
+            "recurse" => recurse(args["depth"].as_u64().unwrap_or(u64::MAX)).to_string(),
+            "recurse_memory" => recurse_memory(u64::MAX).to_string(),
             "huge" => "x".repeat(args["bytes"].as_u64().unwrap_or(50 << 20) as usize),
             "fill" => {
                 let chunk = vec![b'f'; 64 << 10];
@@ -129,10 +161,24 @@ fn spin() -> ! {
     }
 }
 
+/// Recursion that only uses the wasm call stack: values live across the call are spilled to
+/// the engine's stack, nothing goes to linear memory, so the host's stack limit is what stops it.
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {
+    let (a, b, c, d) = (depth.wrapping_mul(3), depth ^ 0x55, depth.rotate_left(7), depth.wrapping_add(11));
+    if depth == 0 {
+        return a ^ b ^ c ^ d;
+    }
+    let r = recurse(depth - 1);
+    r.wrapping_mul(a) ^ b.wrapping_add(r) ^ c.rotate_right(r as u32) ^ d
+}
+
+/// Recursion whose frames live on the shadow stack in linear memory (what Rust puts there
+/// for locals whose address is taken): it runs off the bottom of that stack.
+#[inline(never)]
+fn recurse_memory(depth: u64) -> u64 {
     let pad = std::hint::black_box([depth; 16]);
-    if depth == 0 { pad[3] } else { recurse(std::hint::black_box(depth - 1)) + pad[7] }
+    if depth == 0 { pad[3] } else { recurse_memory(std::hint::black_box(depth - 1)) + pad[7] }
 }
 
 export_plugin!(Probe);

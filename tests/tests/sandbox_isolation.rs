@@ -1,0 +1,169 @@
+//! What a hostile plugin reaches for and does not get: the filesystem, the environment, the
+//! network, another plugin's or another session's keys. Each test first proves the data is
+//! really there for its owner, so "denied" cannot mean "there was nothing to find". And
+//! components that do not implement the contract are refused at load, saying which and why.
+
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+
+use scratchpad_host::{Error, Host, Origin, PluginSpec, ToolErrorKind};
+use scratchpad_tests::{Fixture, components, dump, probe, scratchpad, turn};
+use serde_json::json;
+
+async fn beside_scratchpad(fx: &Fixture) -> Host {
+    let host = fx.open(vec![scratchpad(json!({})), probe("probe", "p")]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    host
+}
+
+#[tokio::test]
+async fn the_filesystem_is_denied() {
+    let fx = Fixture::new();
+    let secret = fx.dir.path().join("secret.txt");
+    std::fs::write(&secret, "the host's secret").unwrap();
+    let host = beside_scratchpad(&fx).await;
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    for path in [secret.to_str().unwrap(), fx.db().to_str().unwrap(), manifest, "/etc/passwd"] {
+        assert!(!std::fs::read(path).unwrap().is_empty(), "{path} is really there for the host");
+        let out = host.call_tool(&turn("s", "t1"), "p.fs", &json!({ "path": path }).to_string()).await.unwrap();
+        assert!(out.content.starts_with("denied:"), "{path}: {}", out.content);
+    }
+}
+
+const SECRET_VAR: &str = "SCRATCHPAD_TEST_SECRET";
+
+/// The host process's environment holds a secret (set before the child test process starts,
+/// so no thread races `setenv`), and the plugin sees no environment at all.
+#[test]
+fn the_environment_is_denied() {
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(exe)
+        .args(["--exact", "environment_probe_in_a_child_process", "--ignored", "--test-threads=1"])
+        .env(SECRET_VAR, "hunter2")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("1 passed"), "the child test must have run: {stdout}");
+}
+
+#[tokio::test]
+#[ignore = "run by `the_environment_is_denied` in a child process with a secret in its environment"]
+async fn environment_probe_in_a_child_process() {
+    assert_eq!(std::env::var(SECRET_VAR).as_deref(), Ok("hunter2"), "the secret is in the host's environment");
+    assert!(std::env::var_os("PATH").is_some());
+    let fx = Fixture::new();
+    let host = beside_scratchpad(&fx).await;
+    let out = host.call_tool(&turn("s", "t1"), "p.env", "{}").await.unwrap();
+    assert_eq!(out.content, "[]", "the plugin sees no environment variable at all");
+}
+
+#[tokio::test]
+async fn sockets_are_denied() {
+    let fx = Fixture::new();
+    let host = beside_scratchpad(&fx).await;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+
+    for target in [addr.to_string(), format!("localhost:{}", addr.port())] {
+        let out = host.call_tool(&turn("s", "t1"), "p.net", &json!({ "addr": target }).to_string()).await.unwrap();
+        assert!(out.content.starts_with("denied:"), "{target}: {}", out.content);
+    }
+    assert_eq!(listener.accept().map(|_| ()).unwrap_err().kind(), ErrorKind::WouldBlock, "nothing connected");
+    // The listener is really there: the host process itself can connect to it.
+    let _client = TcpStream::connect(addr).unwrap();
+    let accepted = (0..200).find_map(|_| match listener.accept() {
+        Ok(_) => Some(()),
+        Err(_) => {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            None
+        }
+    });
+    assert!(accepted.is_some(), "the test's own connection arrives");
+}
+
+#[tokio::test]
+async fn another_plugins_and_another_sessions_keys_are_not_found() {
+    let fx = Fixture::new();
+    let host = fx.open(vec![scratchpad(json!({})), probe("alpha", "a"), probe("beta", "b")]).await;
+    host.create_session("s1", Origin::New).await.unwrap();
+    host.create_session("s2", Origin::New).await.unwrap();
+    let (s1, s2) = (turn("s1", "t1"), turn("s2", "t1"));
+    host.call_tool(&s1, "a.write", r#"{"key":"secret","value":"alpha's"}"#).await.unwrap();
+    host.call_tool(&s1, "session.scratchpad", r#"{"action":"set_notes","content":"scratchpad's"}"#).await.unwrap();
+
+    let not_found = |result: Result<scratchpad_host::ToolOutput, Error>| {
+        assert!(
+            matches!(&result, Err(Error::Tool { error, .. }) if error.kind == ToolErrorKind::NotFound),
+            "{result:?}"
+        )
+    };
+    // Another plugin in the same session, by every spelling that might escape a scope.
+    for key in ["secret", "alpha/secret", "alpha:secret", "../alpha/secret", "s1/alpha/secret", "notes", "%"] {
+        not_found(host.call_tool(&s1, "b.read", &json!({ "key": key }).to_string()).await);
+    }
+    assert_eq!(host.call_tool(&s1, "b.keys", r#"{"prefix":""}"#).await.unwrap().content, "[]");
+    // The same plugin in another session.
+    not_found(host.call_tool(&s2, "a.read", r#"{"key":"secret"}"#).await);
+    assert_eq!(host.call_tool(&s2, "a.keys", r#"{"prefix":""}"#).await.unwrap().content, "[]");
+
+    // The owners still read their data, and it is really stored.
+    assert_eq!(host.call_tool(&s1, "a.read", r#"{"key":"secret"}"#).await.unwrap().content, "alpha's");
+    let stored = dump(&fx.db(), "s1");
+    assert!(stored.contains(&("alpha".into(), "secret".into(), b"alpha's".to_vec())), "{stored:?}");
+    assert!(stored.iter().any(|(p, k, _)| p == "scratchpad" && k == "notes"), "{stored:?}");
+}
+
+/// Pseudo-random bytes (SplitMix64), reproducible.
+fn noise(len: usize, mut seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) as u8
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn components_that_do_not_implement_the_contract_are_refused_saying_which_and_why() {
+    let fx = Fixture::new();
+    let probe_bytes = std::fs::read(components::PROBE_PATH).unwrap();
+    let mut header_only = b"\0asm\x0d\x00\x01\x00".to_vec();
+    header_only.extend(noise(512, 2));
+    let cases: Vec<(&str, Vec<u8>, &[&str])> = vec![
+        ("core", b"\0asm\x01\x00\x00\x00".to_vec(), &["core WebAssembly module, not a component", "wasm32-wasip2"]),
+        ("random", noise(4096, 1), &["not a WebAssembly file", "magic bytes"]),
+        ("empty", Vec::new(), &["the file is empty"]),
+        ("text", b"#!/bin/sh\necho hello\n".to_vec(), &["not a WebAssembly file"]),
+        ("future-layer", b"\0asm\x0e\x00\x02\x00".to_vec(), &["unsupported WebAssembly version/layer"]),
+        ("garbage", header_only, &["not a valid component"]),
+        ("truncated", probe_bytes[..probe_bytes.len() / 2].to_vec(), &["not a valid component"]),
+        ("alien", std::fs::read(components::ALIEN_PATH).unwrap(), &["does not fit", "alien:spy/secrets"]),
+        (
+            "future",
+            std::fs::read(components::FUTURE_PATH).unwrap(),
+            &["built against version 0.2.0", "implements 0.1.0"],
+        ),
+    ];
+    for (name, bytes, needles) in cases {
+        let path = fx.dir.path().join(format!("{name}.wasm"));
+        std::fs::write(&path, &bytes).unwrap();
+        let plugins = vec![scratchpad(json!({})), PluginSpec::file(&path)];
+        let err = Host::open(fx.config(plugins)).await.err().unwrap_or_else(|| panic!("{name} was loaded"));
+        let message = err.to_string();
+        assert!(matches!(&err, Error::Load { plugin, .. } if plugin == name), "{name}: {message}");
+        assert!(message.starts_with(&format!("loading plugin `{name}`: ")), "{message}");
+        for needle in needles {
+            assert!(message.contains(needle), "{name}: `{needle}` missing from: {message}");
+        }
+    }
+    let missing = PluginSpec::file(fx.dir.path().join("nowhere.wasm"));
+    let err = Host::open(fx.config(vec![scratchpad(json!({})), missing])).await.err().unwrap();
+    assert!(matches!(&err, Error::Load { plugin, .. } if plugin == "nowhere"), "{err}");
+    assert!(err.to_string().contains("nowhere.wasm") && err.to_string().contains("No such file"), "{err}");
+}
