@@ -22,7 +22,6 @@
 
 #![deny(missing_docs)]
 
-mod args;
 pub mod budget;
 pub mod config;
 pub mod inject;

@@ -15,12 +15,12 @@
 use scratchpad_plugin_sdk::{Storage, Tokenizer, ToolError, ToolOutput, Turn};
 use serde_json::{Map, Value, json};
 
-use crate::args::{Args, invalid};
 use crate::budget::{self, TextLimit};
 use crate::plugin::Scratchpad;
 use crate::schema::OPERATIONS;
 use crate::scratchpad_tool::join_lines;
 use crate::state::{self, NOTES};
+use scratchpad_plugin_sdk::args::{Args, invalid};
 
 impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
     pub(crate) fn read_notepad(&self, arguments: &str) -> Result<ToolOutput, ToolError> {

@@ -12,11 +12,11 @@
 use scratchpad_plugin_sdk::{Storage, Tokenizer, ToolError, ToolOutput, Turn};
 use serde_json::Value;
 
-use crate::args::{Args, invalid, kind};
 use crate::budget::{self, Over, TextLimit};
 use crate::plugin::Scratchpad;
 use crate::schema::ACTIONS;
 use crate::state::{self, NOTES, PLAN};
+use scratchpad_plugin_sdk::args::{Args, invalid, kind};
 
 /// Joins `added` to `current` on a new line (no leading newline when `current` is empty).
 pub fn join_lines(current: &str, added: &str) -> String {

@@ -26,7 +26,6 @@
 
 #![deny(missing_docs)]
 
-mod args;
 pub mod config;
 pub mod grep;
 pub mod offload;

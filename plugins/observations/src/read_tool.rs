@@ -18,12 +18,12 @@ use base64::Engine;
 use scratchpad_plugin_sdk::{ContentKind, Entry, ToolError, ToolOutput, Turn};
 use serde::Serialize;
 
-use crate::args::{Args, invalid};
 use crate::config::Config;
 use crate::grep::{Grep, MAX_CONTEXT, Match};
 use crate::reader::{EntryReader, not_found_message};
 use crate::schema::MODES;
 use crate::store::{Blobs, kind_name};
+use scratchpad_plugin_sdk::args::{Args, invalid};
 
 /// What a call asks for, validated before the entry is looked up.
 #[derive(Debug)]
@@ -66,7 +66,7 @@ impl Request {
                 Request::Lines { start, end }
             }
             _ => {
-                let pattern = args.string("pattern")?;
+                let pattern = args.non_empty_string("pattern")?;
                 let max_matches = args.integer("max_matches", 1)?.unwrap_or(config.grep_max_matches);
                 let context = args.integer("context", 0)?.unwrap_or(0);
                 if context > MAX_CONTEXT {
@@ -135,7 +135,7 @@ pub fn read<B: Blobs + ?Sized>(
     arguments: &str,
 ) -> Result<ToolOutput, ToolError> {
     let args = Args::parse(arguments)?;
-    let id = args.string("scratchpad_id")?;
+    let id = args.non_empty_string("scratchpad_id")?;
     let (mode, request) = Request::parse(&args, config)?;
     let entry = find(blobs, turn, id)?;
     let reader = EntryReader::new(blobs, &entry);

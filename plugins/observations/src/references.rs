@@ -23,10 +23,10 @@ use regex::Regex;
 use scratchpad_plugin_sdk::{ContentKind, Entry, ToolCall, ToolError, Turn};
 use serde_json::Value;
 
-use crate::args::invalid;
 use crate::config::Config;
 use crate::reader::EntryReader;
 use crate::store::{Blobs, kind_name};
+use scratchpad_plugin_sdk::args::invalid;
 
 /// `{{stepN}}` or `{{stepN.field}}`, with optional spaces inside the braces.
 static REFERENCE: LazyLock<Regex> =

@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+pub mod args;
 mod storage;
 
 pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer};

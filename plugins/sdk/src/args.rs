@@ -1,9 +1,10 @@
-//! Reading a tool call's JSON arguments, with errors that name the field.
+//! Reading a tool call's JSON arguments, with errors that name the field: the parsing every
+//! first-party plugin shares, for third-party plugins too.
 //!
 //! Unknown fields are ignored (runtimes and models sometimes add some); missing or mistyped
 //! fields the call needs are `invalid-arguments` errors naming the field and its type.
 
-use scratchpad_plugin_sdk::ToolError;
+use crate::ToolError;
 use serde_json::{Map, Value};
 
 /// A tool call's arguments object.
@@ -67,6 +68,26 @@ impl Args {
             Some(other) => Err(invalid(format!("`{field}` must be true or false, got {}", kind(other)))),
         }
     }
+
+    /// An optional integer field of at least `min` (`null` counts as absent).
+    pub fn integer(&self, field: &str, min: u64) -> Result<Option<u64>, ToolError> {
+        let number = match self.0.get(field) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Number(number)) => number,
+            Some(other) => return Err(invalid(format!("`{field}` must be an integer, got {}", kind(other)))),
+        };
+        match (number.as_u64(), number.as_i64()) {
+            (Some(n), _) if n >= min => Ok(Some(n)),
+            (Some(n), _) => Err(invalid(format!("`{field}` must be at least {min}, got {n}"))),
+            (None, Some(n)) => Err(invalid(format!("`{field}` must not be negative, got {n}"))),
+            (None, None) => Err(invalid(format!("`{field}` must be an integer, got {number}"))),
+        }
+    }
+
+    /// A required integer field of at least `min`; `purpose` says when it is required.
+    pub fn required_integer(&self, field: &str, min: u64, purpose: &str) -> Result<u64, ToolError> {
+        self.integer(field, min)?.ok_or_else(|| invalid(format!("`{field}` is required {purpose} (an integer)")))
+    }
 }
 
 /// An `invalid-arguments` error.
@@ -117,5 +138,17 @@ mod tests {
         assert!(message(args.non_empty_string("ref").unwrap_err()).contains("`ref` must be a non-empty"));
         assert_eq!(args.optional_string("mode").unwrap(), None);
         assert!(!args.bool_or("missing", false).unwrap());
+    }
+
+    #[test]
+    fn integers_are_checked_against_their_minimum_and_named() {
+        let args = Args::parse(r#"{"n": 5, "neg": -2, "frac": 1.5, "text": "7"}"#).unwrap();
+        assert_eq!(args.integer("n", 1).unwrap(), Some(5));
+        assert_eq!(args.integer("absent", 1).unwrap(), None);
+        assert_eq!(message(args.integer("n", 6).unwrap_err()), "`n` must be at least 6, got 5");
+        assert_eq!(message(args.integer("neg", 0).unwrap_err()), "`neg` must not be negative, got -2");
+        assert!(message(args.integer("frac", 0).unwrap_err()).contains("`frac` must be an integer"));
+        assert!(message(args.integer("text", 0).unwrap_err()).contains("`text` must be an integer, got a string"));
+        assert!(message(args.required_integer("absent", 0, "for mode range").unwrap_err()).contains("required"));
     }
 }
