@@ -7,9 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")"
 seconds="${1:-60}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-# The host (a dependency of the OpenClaw target) builds the components from its build script,
-# with the toolchain running it: nightly needs the wasm target too.
-rustup target add wasm32-wasip2 --toolchain nightly
 for target in scratchpad_tool_args observations_tool_args openclaw_jsonl; do
   echo "== $target (${seconds}s)"
   cargo +nightly fuzz run "$target" -- -max_total_time="$seconds" -rss_limit_mb=4096
