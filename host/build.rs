@@ -7,10 +7,11 @@ use scratchpad_build_support::{Component, build, path_constants};
 const COMPONENTS: &[Component] = &[
     Component { constant: "SCRATCHPAD", package: "scratchpad-guest" },
     Component { constant: "OBSERVATIONS", package: "observations-plugin" },
+    Component { constant: "CONTEXT_GUARD", package: "context-guard-plugin" },
 ];
 
 fn main() {
-    let paths = build(COMPONENTS, &["guest", "plugins/observations"]);
+    let paths = build(COMPONENTS, &["guest", "plugins/observations", "plugins/context-guard"]);
     let mut generated = path_constants(COMPONENTS, &paths);
     for (component, path) in COMPONENTS.iter().zip(&paths) {
         generated.push_str(&format!(

@@ -133,7 +133,7 @@ impl PluginSpec {
 }
 
 /// Everything [`crate::Host::open`] needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HostConfig {
     /// The SQLite database file. Default: `$XDG_DATA_HOME/scratchpad/scratchpad.db`.
     pub database: PathBuf,
@@ -146,6 +146,23 @@ pub struct HostConfig {
     pub plugins: Vec<PluginSpec>,
     /// How many plugin instances may run at once; further calls wait. Default 64.
     pub max_concurrent_calls: u32,
+    /// The embedding runtime's summarizer, which writes the rolling checkpoints plugins ask
+    /// for (seed 002; see [`crate::checkpoints`]). Default: none, and plugins are told so
+    /// (`checkpoints.available`); set it in code, as only the runtime has a model.
+    pub summarizer: Option<Arc<dyn crate::Summarizer>>,
+}
+
+impl std::fmt::Debug for HostConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostConfig")
+            .field("database", &self.database)
+            .field("cache_dir", &self.cache_dir)
+            .field("tokenizer", &self.tokenizer)
+            .field("plugins", &self.plugins)
+            .field("max_concurrent_calls", &self.max_concurrent_calls)
+            .field("summarizer", &self.summarizer.as_ref().map(|_| "…"))
+            .finish()
+    }
 }
 
 impl Default for HostConfig {
@@ -156,6 +173,7 @@ impl Default for HostConfig {
             tokenizer: Encoding::default(),
             plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
             max_concurrent_calls: 64,
+            summarizer: None,
         }
     }
 }
@@ -164,6 +182,12 @@ impl HostConfig {
     /// The default configuration with the database at `path`.
     pub fn with_database(path: impl Into<PathBuf>) -> Self {
         HostConfig { database: path.into(), ..HostConfig::default() }
+    }
+
+    /// The same configuration with the runtime's `summarizer` for rolling checkpoints.
+    pub fn with_summarizer(mut self, summarizer: impl crate::Summarizer) -> Self {
+        self.summarizer = Some(Arc::new(summarizer));
+        self
     }
 
     /// Reads a TOML config file (format in the module docs) over the defaults. Every problem
@@ -209,7 +233,7 @@ impl HostConfig {
                     problems.push(format!(
                         "{at}: no `path` given and no embedded component is named `{}` (embedded: {})",
                         plugin.name,
-                        crate::embedded::DEFAULT_PLUGINS.join(", ")
+                        crate::embedded::EMBEDDED.join(", ")
                     ));
                     continue;
                 }

@@ -8,11 +8,16 @@ mod generated {
 /// The embedded components loaded when a configuration names no plugins, in call order.
 pub const DEFAULT_PLUGINS: &[&str] = &["scratchpad", "observations"];
 
+/// Every embedded component: the defaults, and the ones a configuration loads by name
+/// (`[[plugin]] name = "context-guard"` with no `path`).
+pub const EMBEDDED: &[&str] = &["scratchpad", "observations", "context-guard"];
+
 /// The bytes of the embedded component `name`, if there is one.
 pub fn component(name: &str) -> Option<&'static [u8]> {
     match name {
         "scratchpad" => Some(generated::SCRATCHPAD_WASM),
         "observations" => Some(generated::OBSERVATIONS_WASM),
+        "context-guard" => Some(generated::CONTEXT_GUARD_WASM),
         _ => None,
     }
 }
@@ -23,6 +28,7 @@ pub fn component_path(name: &str) -> Option<&'static str> {
     match name {
         "scratchpad" => Some(generated::SCRATCHPAD_PATH),
         "observations" => Some(generated::OBSERVATIONS_PATH),
+        "context-guard" => Some(generated::CONTEXT_GUARD_PATH),
         _ => None,
     }
 }

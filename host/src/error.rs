@@ -100,6 +100,15 @@ pub enum Error {
         /// What was wrong with it.
         message: String,
     },
+    /// The embedder's summarizer failed to write a checkpoint a plugin asked for; the turn's
+    /// hooks ran and committed, only the checkpoint is missing.
+    #[error("no checkpoint was written for session `{session}`: the summarizer failed {message}")]
+    Checkpoint {
+        /// The session.
+        session: String,
+        /// What the summarizer reported, per request.
+        message: String,
+    },
     /// Anything else: storage I/O, configuration files, host bugs.
     #[error(transparent)]
     Other(#[from] anyhow::Error),
@@ -120,6 +129,7 @@ impl Error {
             Error::SessionExists(_) => "session-exists",
             Error::Load { .. } => "load-refused",
             Error::InvalidInput { .. } => "invalid-input",
+            Error::Checkpoint { .. } => "checkpoint-failed",
             Error::Other(_) => "internal",
         }
     }

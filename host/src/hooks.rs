@@ -46,17 +46,26 @@ impl Host {
         Ok(prompt)
     }
 
-    /// Hands the model's reply `text` to every plugin (`after-response`).
+    /// Hands the model's reply `text` to every plugin (`after-response`): the turn ends.
+    ///
+    /// Then, with the session unlocked, the rolling checkpoints plugins asked for in this turn
+    /// are written by the embedder's summarizer ([`crate::checkpoints`]); this call returns
+    /// when they are stored. A runtime that does not want to wait for its summarizer calls this
+    /// from a task of its own. A summarizer failure is [`Error::Checkpoint`] (the hooks' writes
+    /// are kept).
     pub async fn after_response(&self, turn: &TurnContext, text: &str) -> Result<()> {
-        let _guard = self.lock(&turn.session_id).await;
-        let wit_turn = self.enter_turn(turn).await?;
-        for index in 0..self.inner.plugins.len() {
-            self.run(index, &turn.session_id, "after-response", |p, store| {
-                let (turn, text) = (wit_turn.clone(), text.to_owned());
-                Box::pin(async move { p.scratchpad_plugin_hooks().call_after_response(store, &turn, &text).await })
-            })
-            .await?;
+        {
+            let _guard = self.lock(&turn.session_id).await;
+            let wit_turn = self.enter_turn(turn).await?;
+            for index in 0..self.inner.plugins.len() {
+                self.run(index, &turn.session_id, "after-response", |p, store| {
+                    let (turn, text) = (wit_turn.clone(), text.to_owned());
+                    Box::pin(async move { p.scratchpad_plugin_hooks().call_after_response(store, &turn, &text).await })
+                })
+                .await?;
+            }
         }
+        self.write_checkpoints(turn).await?;
         Ok(())
     }
 

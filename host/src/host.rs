@@ -10,8 +10,10 @@ use wasmtime::Store;
 
 use crate::bindings::{Plugin, wit};
 use crate::capabilities::CallState;
+use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
+use crate::checkpoints::Summarizer;
 use crate::config::{HostConfig, check_unique_names};
 use crate::db::blobs::{self, BlobEntry};
 use crate::db::sessions::{self, PluginInit, SessionRecord};
@@ -43,7 +45,23 @@ pub(crate) struct Inner {
     pub(crate) sandbox: Sandbox,
     pub(crate) plugins: Vec<LoadedPlugin>,
     pub(crate) tool_owner: HashMap<String, usize>,
+    /// The embedder's summarizer for rolling checkpoints, if it gave one.
+    pub(crate) summarizer: Option<Arc<dyn Summarizer>>,
+    /// Checkpoints asked for by committed calls, as (session, plugin, request), waiting for
+    /// the end of their session's turn.
+    pub(crate) checkpoint_requests: Mutex<Vec<(String, String, PendingCheckpoint)>>,
     locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+/// One value a plugin published about a session (the `metadata` import).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetadataEntry {
+    /// The plugin that published it.
+    pub plugin: String,
+    /// Its key.
+    pub key: String,
+    /// Its value.
+    pub value: serde_json::Value,
 }
 
 /// One stored key of a plugin in a session (for `scratchpad show` and tests).
@@ -68,7 +86,8 @@ impl Host {
         let max_memory = config.plugins.iter().map(|p| p.limits.memory_bytes).max().unwrap_or(1 << 20);
         let engine = crate::engine::build(max_memory, config.max_concurrent_calls)?;
         let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
-        let sandbox = Sandbox::new(engine, tokenizer, config.max_concurrent_calls)?;
+        let mut sandbox = Sandbox::new(engine, tokenizer, config.max_concurrent_calls)?;
+        sandbox.summarizer_available = config.summarizer.is_some();
         let db = Db::open(&config.database).await?;
 
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
@@ -92,7 +111,16 @@ impl Host {
             plugins.push(loaded);
         }
         tracing::info!(database = %config.database.display(), plugins = plugins.len(), "host ready");
-        Ok(Host { inner: Arc::new(Inner { db, sandbox, plugins, tool_owner, locks: Mutex::new(HashMap::new()) }) })
+        let inner = Inner {
+            db,
+            sandbox,
+            plugins,
+            tool_owner,
+            summarizer: config.summarizer.clone(),
+            checkpoint_requests: Mutex::new(Vec::new()),
+            locks: Mutex::new(HashMap::new()),
+        };
+        Ok(Host { inner: Arc::new(inner) })
     }
 
     /// The database file.
@@ -191,6 +219,21 @@ impl Host {
         Ok(rows.into_iter().map(|(plugin, key, value)| StateEntry { plugin, key, value }).collect())
     }
 
+    /// What the plugins published about session `id` (the `metadata` import; seed 002's
+    /// `flushActioned`, say), ordered by plugin and key.
+    pub async fn metadata(&self, id: &str) -> Result<Vec<MetadataEntry>> {
+        self.session(id).await?;
+        let probe = id.to_owned();
+        let rows = self.inner.db.run(move |conn| state::dump_metadata(conn, &probe)).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(plugin, key, value)| {
+                let value = serde_json::from_str(&value).unwrap_or(serde_json::Value::String(value));
+                MetadataEntry { plugin, key, value }
+            })
+            .collect())
+    }
+
     /// Every offloaded observation of session `id` (any plugin, any turn), oldest first.
     pub async fn observations(&self, id: &str) -> Result<Vec<BlobEntry>> {
         self.session(id).await?;
@@ -276,16 +319,25 @@ impl Host {
             let (value, call) = self.inner.sandbox.call(&loaded.pre, &loaded.info, scope, blob_scope, hook, &f).await?;
             *loaded.last_memory.lock().unwrap() = call.limiter.usage();
             check_value(&loaded.info, &loaded.tools, hook, &value)?;
-            let blobs = call.pending_blobs;
-            let writes = call.scope.into_writes();
-            if (writes.is_empty() && blobs.is_empty()) || !value.commits() {
+            if !value.commits() {
                 return Ok(value);
+            }
+            let (blobs, checkpoint) = (call.pending_blobs, call.checkpoint_request);
+            let writes = call.scope.into_writes();
+            let done = |value| {
+                if let Some(request) = checkpoint {
+                    self.inner.checkpoint_requests.lock().unwrap().push((session.to_owned(), name.clone(), request));
+                }
+                Ok(value)
+            };
+            if writes.is_empty() && blobs.is_empty() {
+                return done(value);
             }
             let (plugin, probe) = (name.clone(), session.to_owned());
             let outcome =
                 self.inner.db.run(move |conn| state::commit(conn, &plugin, &probe, version, &writes, &blobs)).await?;
             match outcome {
-                Commit::Done => return Ok(value),
+                Commit::Done => return done(value),
                 Commit::Conflict => {
                     tracing::debug!(plugin = %name, hook, "commit conflict; re-running the call")
                 }

@@ -31,6 +31,7 @@
 mod bindings;
 mod cache;
 mod capabilities;
+pub mod checkpoints;
 pub mod config;
 mod db;
 pub mod embedded;
@@ -49,12 +50,13 @@ mod sandbox;
 mod types;
 
 pub use capabilities::tokens::Tokenizer;
+pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
 pub use config::{Encoding, HostConfig, Limits, PluginSource, PluginSpec};
 pub use db::blobs::BlobEntry;
 pub use db::sessions::SessionRecord;
 pub use error::{Error, PluginFailure, Result};
 pub use hooks::PluginText;
-pub use host::{Host, StateEntry};
+pub use host::{Host, MetadataEntry, StateEntry};
 pub use inspect::{Inspection, inspect};
 pub use notepad::{Notepad, NotepadUsage, SANDBOX_TURN_ID};
 pub use plugin::{PluginSummary, WORLD};

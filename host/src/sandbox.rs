@@ -33,6 +33,8 @@ pub(crate) struct Sandbox {
     pub(crate) linker: Linker<CallState>,
     /// The host's tokenizer, behind every call's `tokens` import.
     pub(crate) tokenizer: Arc<Tokenizer>,
+    /// Whether the embedder gave the host a summarizer (what `checkpoints.available` says).
+    pub(crate) summarizer_available: bool,
     permits: Semaphore,
     _ticker: EpochTicker,
 }
@@ -49,7 +51,7 @@ impl Sandbox {
         Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |state| state)?;
         let ticker = EpochTicker::start(&engine);
         let permits = Semaphore::new(max_concurrent_calls as usize);
-        Ok(Sandbox { engine, linker, tokenizer, permits, _ticker: ticker })
+        Ok(Sandbox { engine, linker, tokenizer, summarizer_available: false, permits, _ticker: ticker })
     }
 
     /// Runs `f` against a fresh instance of `pre`. On success returns its value and the call's
@@ -73,6 +75,7 @@ impl Sandbox {
 
         let mut state = CallState::new(plugin.clone(), scope, self.tokenizer.clone());
         state.blob_scope = blob_scope;
+        state.summarizer_available = self.summarizer_available;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
         let timeout = plugin.limits.call_timeout;

@@ -2,8 +2,10 @@
 //! wasmtime store's data) and one module per WIT import.
 
 pub(crate) mod blobs;
+pub(crate) mod checkpoints;
 pub(crate) mod config;
 pub(crate) mod log;
+pub(crate) mod metadata;
 pub(crate) mod observation;
 pub(crate) mod storage;
 pub(crate) mod tokens;
@@ -46,6 +48,10 @@ pub(crate) struct CallState {
     pub(crate) pending_blobs: Vec<PendingBlob>,
     /// Makes blob ids of concurrent calls distinct.
     pub(crate) id_salt: u64,
+    /// Whether the embedder gave the host a summarizer (the `checkpoints` import).
+    pub(crate) summarizer_available: bool,
+    /// The checkpoint this call asked for, handed to the summarizer when it commits.
+    pub(crate) checkpoint_request: Option<checkpoints::PendingCheckpoint>,
     wasi: WasiCtx,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
@@ -76,6 +82,8 @@ impl CallState {
             blob_scope: None,
             pending_blobs: Vec::new(),
             id_salt: SALT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            summarizer_available: false,
+            checkpoint_request: None,
             wasi,
             stdout,
             stderr,

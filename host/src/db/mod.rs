@@ -11,6 +11,7 @@
 //! fresh snapshot. No update is lost, across threads or processes.
 
 pub(crate) mod blobs;
+pub(crate) mod checkpoints;
 mod schema;
 pub(crate) mod sessions;
 pub(crate) mod state;
@@ -98,4 +99,12 @@ fn connect(path: &Path) -> anyhow::Result<Connection> {
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// A record id in seed 002's format, `{unix_ms}_{4 hex}`: the time, and four hex digits of a
+/// hash of `salt` and this process, so ids made in the same millisecond differ.
+pub(crate) fn record_id(now_ms: i64, salt: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{salt}/{now_ms}/{}", std::process::id()));
+    format!("{now_ms}_{:02x}{:02x}", digest[0], digest[1])
 }

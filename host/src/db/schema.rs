@@ -57,6 +57,32 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX observations_turn ON observations(plugin, session, turn_id);
     CREATE INDEX observations_expiry ON observations(expires_at);",
+    // 3: what plugins publish about a session (the `metadata` import; seed 002's session
+    // metadata such as flushActioned), and seed 002's rolling checkpoints, written by the
+    // embedder's summarizer at a plugin's request.
+    "CREATE TABLE plugin_metadata (
+        plugin TEXT NOT NULL,
+        session TEXT NOT NULL REFERENCES sessions(id),
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,             -- JSON
+        PRIMARY KEY (plugin, session, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE checkpoints (
+        id TEXT PRIMARY KEY,             -- {unix_ms}_{4 hex}
+        session TEXT NOT NULL REFERENCES sessions(id),
+        plugin TEXT NOT NULL,            -- the plugin that asked for it
+        parent_id TEXT,                  -- the session's previous checkpoint
+        turn_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,     -- unix ms
+        trigger TEXT NOT NULL,           -- JSON: {kind: token-percent | message-count, value}
+        tokens_at_checkpoint INTEGER NOT NULL,
+        message_count_at_checkpoint INTEGER NOT NULL,
+        summary TEXT NOT NULL,
+        topics TEXT NOT NULL,            -- JSON array of strings
+        key_decisions TEXT NOT NULL,     -- JSON array of strings
+        open_questions TEXT NOT NULL     -- JSON array of strings
+    );
+    CREATE INDEX checkpoints_session ON checkpoints(session, created_at);",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {

@@ -4,7 +4,8 @@
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use super::state::{self, Writes};
+use super::state;
+use crate::capabilities::storage::ScopeWrites;
 use crate::types::{Injection, Origin};
 use crate::{Error, Result};
 
@@ -37,7 +38,7 @@ pub(crate) struct PluginInit {
     /// Copy the parent's state of this plugin first.
     pub(crate) inherit: bool,
     /// The hook's own writes, applied on top of any copy.
-    pub(crate) writes: Writes,
+    pub(crate) writes: ScopeWrites,
 }
 
 /// Creates the session and every plugin's initial state atomically.

@@ -2,9 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::blobs::PendingBlob;
+use crate::capabilities::storage::ScopeWrites;
 use crate::{Error, Result};
 
 /// A call's pending writes: `Some(value)` sets, `None` deletes.
@@ -14,7 +16,10 @@ pub(crate) type Writes = BTreeMap<String, Option<Vec<u8>>>;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
     pub(crate) version: i64,
+    /// The plugin's storage keys.
     pub(crate) entries: BTreeMap<String, Vec<u8>>,
+    /// The metadata the plugin published.
+    pub(crate) metadata: BTreeMap<String, Vec<u8>>,
 }
 
 /// Reads the scope of `plugin` in `session` in one read transaction.
@@ -25,13 +30,23 @@ pub(crate) fn load(conn: &mut Connection, plugin: &str, session: &str) -> Result
     let Some(version) = version else {
         return Err(Error::SessionNotFound(session.to_owned()));
     };
-    let entries = {
-        let mut stmt = tx.prepare_cached("SELECT key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2")?;
-        let rows = stmt.query_map(params![plugin, session], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        rows.collect::<rusqlite::Result<BTreeMap<String, Vec<u8>>>>()?
+    let read = |table: &str| -> Result<BTreeMap<String, Vec<u8>>> {
+        let sql = format!("SELECT key, value FROM {table} WHERE plugin = ?1 AND session = ?2");
+        let mut stmt = tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![plugin, session], |r| Ok((r.get(0)?, bytes(r, 1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<BTreeMap<String, Vec<u8>>>>()?)
     };
+    let (entries, metadata) = (read("plugin_state")?, read("plugin_metadata")?);
     tx.commit()?;
-    Ok(Snapshot { version, entries })
+    Ok(Snapshot { version, entries, metadata })
+}
+
+/// Column `i` as bytes, whether stored as a BLOB (storage values) or TEXT (metadata JSON).
+fn bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Vec<u8>> {
+    match row.get_ref(i)? {
+        ValueRef::Blob(b) | ValueRef::Text(b) => Ok(b.to_vec()),
+        other => Err(rusqlite::Error::InvalidColumnType(i, "value".into(), other.data_type())),
+    }
 }
 
 /// Whether a commit went through.
@@ -49,7 +64,7 @@ pub(crate) fn commit(
     plugin: &str,
     session: &str,
     expected_version: i64,
-    writes: &Writes,
+    writes: &ScopeWrites,
     blobs: &[PendingBlob],
 ) -> Result<Commit> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -72,31 +87,60 @@ pub(crate) fn commit(
     Ok(Commit::Done)
 }
 
-/// Applies `writes` inside an open transaction.
-pub(crate) fn apply(tx: &Transaction<'_>, plugin: &str, session: &str, writes: &Writes) -> Result<()> {
-    let mut set = tx.prepare_cached(
-        "INSERT INTO plugin_state (plugin, session, key, value) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value",
-    )?;
-    let mut delete = tx.prepare_cached("DELETE FROM plugin_state WHERE plugin = ?1 AND session = ?2 AND key = ?3")?;
+/// Applies `writes` (both key spaces) inside an open transaction.
+pub(crate) fn apply(tx: &Transaction<'_>, plugin: &str, session: &str, writes: &ScopeWrites) -> Result<()> {
+    apply_table(tx, "plugin_state", plugin, session, &writes.state, |v| Value::Blob(v.to_vec()))?;
+    // Metadata values were checked to be JSON, so they are UTF-8 and stored as text.
+    apply_table(tx, "plugin_metadata", plugin, session, &writes.metadata, |v| {
+        Value::Text(String::from_utf8_lossy(v).into_owned())
+    })
+}
+
+fn apply_table(
+    tx: &Transaction<'_>,
+    table: &str,
+    plugin: &str,
+    session: &str,
+    writes: &Writes,
+    value_of: impl Fn(&[u8]) -> Value,
+) -> Result<()> {
+    let mut set = tx.prepare_cached(&format!(
+        "INSERT INTO {table} (plugin, session, key, value) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value"
+    ))?;
+    let mut delete =
+        tx.prepare_cached(&format!("DELETE FROM {table} WHERE plugin = ?1 AND session = ?2 AND key = ?3"))?;
     for (key, value) in writes {
         match value {
-            Some(value) => set.execute(params![plugin, session, key, value])?,
+            Some(value) => set.execute(params![plugin, session, key, value_of(value)])?,
             None => delete.execute(params![plugin, session, key])?,
         };
     }
     Ok(())
 }
 
-/// Copies every key of `plugin` from session `from` to session `to`, inside a transaction.
+/// Copies every key of `plugin` (storage and metadata) from session `from` to session `to`,
+/// inside a transaction.
 pub(crate) fn copy_scope(tx: &Transaction<'_>, plugin: &str, from: &str, to: &str) -> Result<()> {
-    tx.execute(
-        "INSERT INTO plugin_state (plugin, session, key, value)
-         SELECT plugin, ?3, key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2
-         ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value",
-        params![plugin, from, to],
-    )?;
+    for table in ["plugin_state", "plugin_metadata"] {
+        tx.execute(
+            &format!(
+                "INSERT INTO {table} (plugin, session, key, value)
+                 SELECT plugin, ?3, key, value FROM {table} WHERE plugin = ?1 AND session = ?2
+                 ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value"
+            ),
+            params![plugin, from, to],
+        )?;
+    }
     Ok(())
+}
+
+/// Every metadata pair of a session, as (plugin, key, JSON text), ordered.
+pub(crate) fn dump_metadata(conn: &Connection, session: &str) -> Result<Vec<(String, String, String)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT plugin, key, value FROM plugin_metadata WHERE session = ?1 ORDER BY plugin, key")?;
+    let rows = stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Every stored pair of a session, as (plugin, key, value), ordered.

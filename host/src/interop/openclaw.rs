@@ -205,7 +205,7 @@ impl Host {
             (REFS_KEY, json!(state.refs.unwrap_or_default())),
         ];
         for (i, (key, data)) in values.into_iter().enumerate() {
-            let record_id = format!("{now}_{:04x}", record_suffix(id, now, i));
+            let record_id = crate::db::record_id(now, &format!("{id}/{i}"));
             records.push(json!({
                 "type": "custom",
                 "customType": key,
@@ -232,13 +232,6 @@ impl Host {
         out.write_all(text.as_bytes()).with_context(|| format!("appending to {}", file.display()))?;
         Ok(records)
     }
-}
-
-/// Four hex digits that differ per record of one export (seed 002's `{timestamp}_{hex}`).
-fn record_suffix(session: &str, now: i64, i: usize) -> u16 {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(format!("{session}/{now}/{i}/{}", std::process::id()));
-    u16::from_be_bytes([digest[0], digest[1]])
 }
 
 /// `2026-04-17T02:39:51.893Z` for Unix milliseconds.

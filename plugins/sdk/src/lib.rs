@@ -26,8 +26,14 @@
 #![deny(missing_docs)]
 
 pub mod args;
+mod checkpoints;
+mod metadata;
 mod storage;
 
+pub use checkpoints::{
+    Checkpoint, CheckpointRequest, Checkpoints, HostCheckpoints, RecordedCheckpoints, Summary, Trigger,
+};
+pub use metadata::{HostMetadata, MemoryMetadata, Metadata, MetadataError};
 pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer};
 
 /// The raw bindings generated from the WIT contract. Most plugins need only the re-exports at

@@ -201,6 +201,8 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
     let record = host.session(session).await?;
     let state = host.state(session).await?;
     let observations = host.observations(session).await?;
+    let metadata = host.metadata(session).await?;
+    let checkpoint = host.latest_checkpoint(session).await?;
     let entries: Vec<_> = state
         .iter()
         .map(|e| match std::str::from_utf8(&e.value) {
@@ -209,7 +211,14 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
         })
         .collect();
     if global.json {
-        print_json(&json!({ "ok": true, "session": record, "state": entries, "observations": observations }));
+        print_json(&json!({
+            "ok": true,
+            "session": record,
+            "metadata": metadata,
+            "state": entries,
+            "observations": observations,
+            "latest_checkpoint": checkpoint,
+        }));
     } else {
         println!(
             "session {}  origin {:?}  turns {}  compactions {}",
@@ -218,6 +227,15 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
             record.turn_index + 1,
             record.compaction_count
         );
+        for m in &metadata {
+            println!("[{}] metadata {} = {}", m.plugin, m.key, m.value);
+        }
+        if let Some(c) = &checkpoint {
+            println!(
+                "latest checkpoint {} at {} tokens, {} messages: {}",
+                c.id, c.tokens_at_checkpoint, c.message_count_at_checkpoint, c.checkpoint.summary
+            );
+        }
         for e in &state {
             let value = match std::str::from_utf8(&e.value) {
                 Ok(text) => text.to_owned(),

@@ -219,7 +219,13 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
                 .into_iter()
                 .map(|e| json!({ "plugin": e.plugin, "key": e.key, "value": String::from_utf8_lossy(&e.value) }))
                 .collect();
-            json!({ "session": host.session(&p.session).await?, "state": state, "observations": host.observations(&p.session).await? })
+            json!({
+                "session": host.session(&p.session).await?,
+                "metadata": host.metadata(&p.session).await?,
+                "state": state,
+                "observations": host.observations(&p.session).await?,
+                "latest_checkpoint": host.latest_checkpoint(&p.session).await?,
+            })
         }
         "before_query" => {
             let p: QueryParams = parse(params)?;

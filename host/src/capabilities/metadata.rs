@@ -1,0 +1,20 @@
+//! The `metadata` import: what a plugin publishes about the session for the runtime (seed
+//! 002's session metadata). It lives in the call's [`Scope`](super::storage::Scope) beside the
+//! plugin's storage, shares its quota, and commits with the call's other writes.
+
+use crate::bindings::scratchpad::plugin::metadata::{Host, MetadataError};
+use crate::capabilities::CallState;
+
+impl Host for CallState {
+    fn set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), MetadataError>> {
+        Ok(self.scope.set_metadata(key, value))
+    }
+
+    fn get(&mut self, key: String) -> wasmtime::Result<Option<String>> {
+        Ok(self.scope.metadata(&key).map(|v| String::from_utf8_lossy(v).into_owned()))
+    }
+
+    fn remove(&mut self, key: String) -> wasmtime::Result<bool> {
+        Ok(self.scope.remove_metadata(&key))
+    }
+}

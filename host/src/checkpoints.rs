@@ -1,0 +1,208 @@
+//! Rolling checkpoints (seed 002): the embedder's [`Summarizer`], and the checkpoint records
+//! the host keeps for each session.
+//!
+//! A plugin (the context-guard component) decides when a checkpoint is due and asks for one
+//! through the `checkpoints` import. Only the embedding runtime has the conversation and a
+//! model, so the host hands the request to the runtime's [`Summarizer`] when the turn ends —
+//! after every plugin's `after-response` hook ran and committed, outside any plugin's deadline
+//! and with the session unlocked — and stores what it returns. The runtime reads the records
+//! back with [`crate::Host::latest_checkpoint`] and, when it compacts, with
+//! [`crate::Host::compaction_checkpoint`] (seed 002's fast path).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+use crate::capabilities::checkpoints::PendingCheckpoint;
+
+/// Why a checkpoint was due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum CheckpointTrigger {
+    /// The conversation reached this percentage of the context window.
+    TokenPercent(u8),
+    /// This many user messages since the previous checkpoint.
+    MessageCount(u32),
+}
+
+/// What the host asks the embedder's summarizer for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryRequest {
+    /// The session to summarise.
+    pub session_id: String,
+    /// The turn that just ended.
+    pub turn_id: String,
+    /// The plugin that asked.
+    pub plugin: String,
+    /// Why.
+    pub trigger: CheckpointTrigger,
+    /// Tokens the conversation uses now.
+    pub tokens: u64,
+    /// User messages in the session so far.
+    pub message_count: u32,
+}
+
+/// The structured summary seed 002 asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Prose summary of the conversation so far.
+    pub summary: String,
+    /// Topics discussed.
+    pub topics: Vec<String>,
+    /// Decisions taken.
+    pub key_decisions: Vec<String>,
+    /// Questions still open.
+    pub open_questions: Vec<String>,
+}
+
+/// A stored checkpoint, with seed 002's fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// `{unix_ms}_{4 hex}`.
+    pub id: String,
+    /// The previous checkpoint of the session, if any (seed 002 links records by `parentId`).
+    pub parent_id: Option<String>,
+    /// The session.
+    pub session_id: String,
+    /// The plugin that asked for it.
+    pub plugin: String,
+    /// The turn at whose end it was written.
+    pub turn_id: String,
+    /// When it was stored, Unix milliseconds.
+    pub created_at_ms: u64,
+    /// Why it was written.
+    pub trigger: CheckpointTrigger,
+    /// Tokens the conversation used when it was requested.
+    pub tokens_at_checkpoint: u64,
+    /// User messages when it was requested.
+    pub message_count_at_checkpoint: u32,
+    /// What the summarizer wrote.
+    pub checkpoint: Summary,
+}
+
+impl Checkpoint {
+    /// Seed 002's fast-path rule: a checkpoint can stand in for a fresh summary when it
+    /// covers at least half of the conversation's `tokens_now`.
+    pub fn covers(&self, tokens_now: u64) -> bool {
+        u128::from(self.tokens_at_checkpoint) * 2 >= u128::from(tokens_now)
+    }
+}
+
+/// A boxed future, as [`Summarizer::summarize`] returns.
+pub type SummaryFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<Summary>> + Send + 'a>>;
+
+/// The embedding runtime's summarizer: asks its (usually cheaper) model for a structured
+/// summary of the session's conversation, which only the runtime has.
+///
+/// ```
+/// use scratchpad_host::{Summary, SummaryFuture, SummaryRequest, Summarizer};
+///
+/// struct MyModel;
+///
+/// impl Summarizer for MyModel {
+///     fn summarize<'a>(&'a self, request: &'a SummaryRequest) -> SummaryFuture<'a> {
+///         Box::pin(async move {
+///             // Look up the conversation of `request.session_id` and ask the model.
+///             Ok(Summary { summary: format!("{} messages so far", request.message_count), ..Summary::default() })
+///         })
+///     }
+/// }
+/// ```
+pub trait Summarizer: Send + Sync + 'static {
+    /// Summarises the conversation of `request.session_id`. An error is reported to the
+    /// caller of [`crate::Host::after_response`]; no checkpoint is stored for it.
+    fn summarize<'a>(&'a self, request: &'a SummaryRequest) -> SummaryFuture<'a>;
+}
+
+impl crate::Host {
+    /// Every checkpoint of session `id`, oldest first.
+    pub async fn checkpoints(&self, id: &str) -> crate::Result<Vec<Checkpoint>> {
+        self.session(id).await?;
+        let probe = id.to_owned();
+        self.inner.db.run(move |conn| crate::db::checkpoints::list(conn, &probe)).await
+    }
+
+    /// The newest checkpoint of session `id`.
+    pub async fn latest_checkpoint(&self, id: &str) -> crate::Result<Option<Checkpoint>> {
+        self.session(id).await?;
+        let probe = id.to_owned();
+        self.inner.db.run(move |conn| crate::db::checkpoints::latest(conn, &probe)).await
+    }
+
+    /// Seed 002's compaction fast path: the newest checkpoint of session `id` when it covers
+    /// at least half of the conversation's `tokens_now` ([`Checkpoint::covers`]), so the
+    /// runtime can compact with it and skip a summarisation call; `None` means summarise now.
+    pub async fn compaction_checkpoint(&self, id: &str, tokens_now: u64) -> crate::Result<Option<Checkpoint>> {
+        Ok(self.latest_checkpoint(id).await?.filter(|c| c.covers(tokens_now)))
+    }
+
+    /// Hands the checkpoints requested in session `turn`'s calls to the summarizer and stores
+    /// what it writes. Runs at the end of a turn with the session unlocked; a summarizer error
+    /// is reported after every request was tried.
+    pub(crate) async fn write_checkpoints(&self, turn: &crate::TurnContext) -> crate::Result<Vec<Checkpoint>> {
+        let requests: Vec<(String, PendingCheckpoint)> = {
+            let mut queue = self.inner.checkpoint_requests.lock().unwrap();
+            let (mine, rest) = std::mem::take(&mut *queue).into_iter().partition(|(s, _, _)| *s == turn.session_id);
+            *queue = rest;
+            mine.into_iter().map(|(_, plugin, request)| (plugin, request)).collect()
+        };
+        let Some(summarizer) = self.inner.summarizer.clone() else {
+            // Requests are refused without a summarizer, so there are none to drop here.
+            return Ok(Vec::new());
+        };
+        let mut written = Vec::new();
+        let mut failures = Vec::new();
+        for (plugin, pending) in requests {
+            let request = SummaryRequest {
+                session_id: turn.session_id.clone(),
+                turn_id: turn.turn_id.clone(),
+                plugin,
+                trigger: pending.trigger,
+                tokens: pending.tokens,
+                message_count: pending.message_count,
+            };
+            match summarizer.summarize(&request).await {
+                Ok(summary) => {
+                    let stored =
+                        self.inner.db.run(move |conn| crate::db::checkpoints::insert(conn, &request, &summary)).await?;
+                    written.push(stored);
+                }
+                Err(error) => failures.push(format!("for plugin `{}`: {error:#}", request.plugin)),
+            }
+        }
+        if !failures.is_empty() {
+            return Err(crate::Error::Checkpoint { session: turn.session_id.clone(), message: failures.join("; ") });
+        }
+        Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(tokens: u64) -> Checkpoint {
+        Checkpoint {
+            id: "1_abcd".into(),
+            parent_id: None,
+            session_id: "s".into(),
+            plugin: "p".into(),
+            turn_id: "t".into(),
+            created_at_ms: 1,
+            trigger: CheckpointTrigger::TokenPercent(50),
+            tokens_at_checkpoint: tokens,
+            message_count_at_checkpoint: 3,
+            checkpoint: Summary::default(),
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_serves_the_fast_path_when_it_covers_half_the_tokens() {
+        assert!(at(50_000).covers(100_000));
+        assert!(!at(49_999).covers(100_000));
+        assert!(at(u64::MAX).covers(u64::MAX));
+    }
+}
