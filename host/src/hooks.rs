@@ -11,6 +11,7 @@ use crate::capabilities::observation::{ObservationData, ObservationFacts};
 use crate::error::{Error, Result};
 use crate::host::{Host, from_wit_injection};
 use crate::prompt::Prompt;
+use crate::transaction::{Involved, transaction};
 use crate::types::{
     ContentKind, Observation, ObservationView, ToolCall, ToolError, ToolErrorKind, ToolOutput, ToolSpec, TurnContext,
 };
@@ -30,20 +31,21 @@ impl Host {
     /// message itself is never changed; render the final text with [`Prompt::render`].
     pub async fn before_query(&self, turn: &TurnContext, message: &str) -> Result<Prompt> {
         let _guard = self.lock(&turn.session_id).await;
-        let session = self.session(&turn.session_id).await?;
-        let wit_turn = self.enter_turn(turn).await?;
-        let mut prompt = Prompt { injections: session.guidance };
-        for (index, loaded) in self.inner.plugins.iter().enumerate() {
-            let hook = "before-query";
-            let injections = self
-                .run(index, &turn.session_id, hook, |p, store| {
-                    let (turn, message) = (wit_turn.clone(), message.to_owned());
-                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_query(store, &turn, &message).await })
-                })
-                .await?;
-            prompt.injections.extend(injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
-        }
-        Ok(prompt)
+        transaction!(self, turn, Involved::All, |tx| {
+            let mut prompt = Prompt { injections: tx.session.guidance.clone() };
+            for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                let (wit_turn, message) = (tx.turn.clone(), message.to_owned());
+                let injections = tx
+                    .call(index, "before-query", |p, store| {
+                        Box::pin(async move {
+                            p.scratchpad_plugin_hooks().call_before_query(store, &wit_turn, &message).await
+                        })
+                    })
+                    .await?;
+                prompt.injections.extend(injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
+            }
+            Ok(prompt)
+        })
     }
 
     /// Hands the model's reply `text` to every plugin (`after-response`): the turn ends.
@@ -56,14 +58,18 @@ impl Host {
     pub async fn after_response(&self, turn: &TurnContext, text: &str) -> Result<()> {
         {
             let _guard = self.lock(&turn.session_id).await;
-            let wit_turn = self.enter_turn(turn).await?;
-            for index in 0..self.inner.plugins.len() {
-                self.run(index, &turn.session_id, "after-response", |p, store| {
-                    let (turn, text) = (wit_turn.clone(), text.to_owned());
-                    Box::pin(async move { p.scratchpad_plugin_hooks().call_after_response(store, &turn, &text).await })
-                })
-                .await?;
-            }
+            transaction!(self, turn, Involved::All, |tx| {
+                for index in 0..self.inner.plugins.len() {
+                    let (wit_turn, text) = (tx.turn.clone(), text.to_owned());
+                    tx.call(index, "after-response", |p, store| {
+                        Box::pin(async move {
+                            p.scratchpad_plugin_hooks().call_after_response(store, &wit_turn, &text).await
+                        })
+                    })
+                    .await?;
+                }
+                Ok(())
+            })?;
         }
         self.write_checkpoints(turn).await?;
         Ok(())
@@ -72,25 +78,25 @@ impl Host {
     /// The tools every plugin offers in this turn, in plugin order.
     pub async fn tools(&self, turn: &TurnContext) -> Result<Vec<ToolSpec>> {
         let _guard = self.lock(&turn.session_id).await;
-        let wit_turn = self.enter_turn(turn).await?;
-        let mut tools = Vec::new();
-        for (index, loaded) in self.inner.plugins.iter().enumerate() {
-            let hook = "list-tools";
-            let offered = self
-                .run(index, &turn.session_id, hook, |p, store| {
-                    let turn = wit_turn.clone();
-                    Box::pin(async move { p.scratchpad_plugin_tools().call_list_tools(store, &turn).await })
-                })
-                .await?;
-            // `run` has checked that every offered tool is declared in the manifest.
-            tools.extend(offered.into_iter().map(|spec| ToolSpec {
-                plugin: loaded.info.name.clone(),
-                name: spec.name,
-                description: spec.description,
-                parameters: spec.parameters,
-            }));
-        }
-        Ok(tools)
+        transaction!(self, turn, Involved::All, |tx| {
+            let mut tools = Vec::new();
+            for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                let wit_turn = tx.turn.clone();
+                let offered = tx
+                    .call(index, "list-tools", |p, store| {
+                        Box::pin(async move { p.scratchpad_plugin_tools().call_list_tools(store, &wit_turn).await })
+                    })
+                    .await?;
+                // `call` has checked that every offered tool is declared in the manifest.
+                tools.extend(offered.into_iter().map(|spec| ToolSpec {
+                    plugin: loaded.info.name.clone(),
+                    name: spec.name,
+                    description: spec.description,
+                    parameters: spec.parameters,
+                }));
+            }
+            Ok(tools)
+        })
     }
 
     /// Runs the tool `name` with `arguments` (JSON text) in its owning plugin. A tool error is
@@ -100,17 +106,17 @@ impl Host {
             return Err(Error::UnknownTool(name.to_owned()));
         };
         let _guard = self.lock(&turn.session_id).await;
-        let wit_turn = self.enter_turn(turn).await?;
         let loaded = &self.inner.plugins[index];
         let hook = format!("tool {name}");
-        let result = self
-            .run(index, &turn.session_id, &hook, |p, store| {
-                let (turn, name, arguments) = (wit_turn.clone(), name.to_owned(), arguments.to_owned());
-                Box::pin(
-                    async move { p.scratchpad_plugin_tools().call_call_tool(store, &turn, &name, &arguments).await },
-                )
+        let result = transaction!(self, turn, Involved::One(index), |tx| {
+            let (wit_turn, name, arguments) = (tx.turn.clone(), name.to_owned(), arguments.to_owned());
+            tx.call(index, &hook, |p, store| {
+                Box::pin(async move {
+                    p.scratchpad_plugin_tools().call_call_tool(store, &wit_turn, &name, &arguments).await
+                })
             })
-            .await?;
+            .await
+        })?;
         match result {
             Ok(output) => Ok(ToolOutput { plugin: loaded.info.name.clone(), content: output.content }),
             Err(error) => Err(Error::Tool {
@@ -126,34 +132,32 @@ impl Host {
     /// call with [`Error::Tool`].
     pub async fn before_tool_call(&self, turn: &TurnContext, call: &ToolCall) -> Result<String> {
         let _guard = self.lock(&turn.session_id).await;
-        let wit_turn = self.enter_turn(turn).await?;
-        let mut arguments = call.arguments.clone();
-        for (index, loaded) in self.inner.plugins.iter().enumerate() {
-            let hook = "before-tool-call";
-            let current = wit::ToolCall { name: call.name.clone(), arguments: arguments.clone(), step: call.step };
-            let result = self
-                .run(index, &turn.session_id, hook, |p, store| {
-                    let (turn, call) = (wit_turn.clone(), current.clone());
-                    Box::pin(
-                        async move { p.scratchpad_plugin_hooks().call_before_tool_call(store, &turn, &call).await },
-                    )
-                })
-                .await?;
-            match result {
-                Ok(Some(rewritten)) => {
-                    arguments = rewritten;
-                }
-                Ok(None) => {}
-                Err(error) => {
-                    return Err(Error::Tool {
-                        plugin: loaded.info.name.clone(),
-                        tool: call.name.clone(),
-                        error: from_wit_tool_error(error),
-                    });
+        transaction!(self, turn, Involved::All, |tx| {
+            let mut arguments = call.arguments.clone();
+            for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                let wit_turn = tx.turn.clone();
+                let current = wit::ToolCall { name: call.name.clone(), arguments: arguments.clone(), step: call.step };
+                let result = tx
+                    .call(index, "before-tool-call", |p, store| {
+                        Box::pin(async move {
+                            p.scratchpad_plugin_hooks().call_before_tool_call(store, &wit_turn, &current).await
+                        })
+                    })
+                    .await?;
+                match result {
+                    Ok(Some(rewritten)) => arguments = rewritten,
+                    Ok(None) => {}
+                    Err(error) => {
+                        return Err(Error::Tool {
+                            plugin: loaded.info.name.clone(),
+                            tool: call.name.clone(),
+                            error: from_wit_tool_error(error),
+                        });
+                    }
                 }
             }
-        }
-        Ok(arguments)
+            Ok(arguments)
+        })
     }
 
     /// Runs every plugin's `after-tool-result` in order on the tool's `observation` and
@@ -165,64 +169,70 @@ impl Host {
         observation: &Observation,
     ) -> Result<ObservationView> {
         let _guard = self.lock(&turn.session_id).await;
-        let wit_turn = self.enter_turn(turn).await?;
         let wit_call = wit::ToolCall { name: call.name.clone(), arguments: call.arguments.clone(), step: call.step };
-        let mut current = Arc::new(ObservationFacts::new(observation));
-        let mut view = ObservationView { replaced_by: None, replacement: None };
-        for (index, loaded) in self.inner.plugins.iter().enumerate() {
-            let hook = "after-tool-result";
-            let replacement = self
-                .run(index, &turn.session_id, hook, |p, store| {
-                    let (turn, call, data) = (wit_turn.clone(), wit_call.clone(), ObservationData(current.clone()));
-                    Box::pin(async move {
-                        let handle = store.data_mut().table.push(data)?;
-                        p.scratchpad_plugin_hooks().call_after_tool_result(store, &turn, &call, handle).await
+        transaction!(self, turn, Involved::All, |tx| {
+            let mut current = Arc::new(ObservationFacts::new(observation));
+            let mut view = ObservationView { replaced_by: None, replacement: None };
+            for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                let (wit_turn, wit_call, data) = (tx.turn.clone(), wit_call.clone(), ObservationData(current.clone()));
+                let replacement = tx
+                    .call(index, "after-tool-result", |p, store| {
+                        Box::pin(async move {
+                            let handle = store.data_mut().table.push(data)?;
+                            p.scratchpad_plugin_hooks()
+                                .call_after_tool_result(store, &wit_turn, &wit_call, handle)
+                                .await
+                        })
                     })
-                })
-                .await?;
-            if let Some(text) = replacement {
-                current = Arc::new(ObservationFacts::new(&Observation {
-                    bytes: text.clone().into_bytes().into(),
-                    kind: Some(ContentKind::Text),
-                    metadata: observation.metadata.clone(),
-                }));
-                view = ObservationView { replaced_by: Some(loaded.info.name.clone()), replacement: Some(text) };
+                    .await?;
+                if let Some(text) = replacement {
+                    current = Arc::new(ObservationFacts::new(&Observation {
+                        bytes: text.clone().into_bytes().into(),
+                        kind: Some(ContentKind::Text),
+                        metadata: observation.metadata.clone(),
+                    }));
+                    view = ObservationView { replaced_by: Some(loaded.info.name.clone()), replacement: Some(text) };
+                }
             }
-        }
-        Ok(view)
+            Ok(view)
+        })
     }
 
     /// Asks every plugin whether the runtime should send a warning turn before compacting.
     pub async fn before_compaction(&self, turn: &TurnContext) -> Result<Vec<PluginText>> {
         let _guard = self.lock(&turn.session_id).await;
-        let wit_turn = self.enter_turn(turn).await?;
-        let mut warnings = Vec::new();
-        for (index, loaded) in self.inner.plugins.iter().enumerate() {
-            let hook = "before-compaction";
-            let warning = self
-                .run(index, &turn.session_id, hook, |p, store| {
-                    let turn = wit_turn.clone();
-                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_compaction(store, &turn).await })
-                })
-                .await?;
-            if let Some(text) = warning {
-                warnings.push(PluginText { plugin: loaded.info.name.clone(), text });
+        transaction!(self, turn, Involved::All, |tx| {
+            let mut warnings = Vec::new();
+            for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                let wit_turn = tx.turn.clone();
+                let warning = tx
+                    .call(index, "before-compaction", |p, store| {
+                        Box::pin(
+                            async move { p.scratchpad_plugin_hooks().call_before_compaction(store, &wit_turn).await },
+                        )
+                    })
+                    .await?;
+                if let Some(text) = warning {
+                    warnings.push(PluginText { plugin: loaded.info.name.clone(), text });
+                }
             }
-        }
-        Ok(warnings)
+            Ok(warnings)
+        })
     }
 
     /// Tells every plugin the runtime compacted the conversation, and counts the compaction.
     pub async fn after_compaction(&self, turn: &TurnContext) -> Result<()> {
         let _guard = self.lock(&turn.session_id).await;
-        let wit_turn = self.enter_turn(turn).await?;
-        for index in 0..self.inner.plugins.len() {
-            self.run(index, &turn.session_id, "after-compaction", |p, store| {
-                let turn = wit_turn.clone();
-                Box::pin(async move { p.scratchpad_plugin_hooks().call_after_compaction(store, &turn).await })
-            })
-            .await?;
-        }
+        transaction!(self, turn, Involved::All, |tx| {
+            for index in 0..self.inner.plugins.len() {
+                let wit_turn = tx.turn.clone();
+                tx.call(index, "after-compaction", |p, store| {
+                    Box::pin(async move { p.scratchpad_plugin_hooks().call_after_compaction(store, &wit_turn).await })
+                })
+                .await?;
+            }
+            Ok(())
+        })?;
         let session = turn.session_id.clone();
         self.inner
             .db

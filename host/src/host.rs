@@ -6,10 +6,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde::Serialize;
 use tokio::sync::OwnedMutexGuard;
-use wasmtime::Store;
 
-use crate::bindings::{Plugin, wit};
-use crate::capabilities::CallState;
+use crate::bindings::wit;
 use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
@@ -17,15 +15,13 @@ use crate::checkpoints::Summarizer;
 use crate::config::{HostConfig, check_unique_names};
 use crate::db::blobs::{self, BlobEntry};
 use crate::db::sessions::{self, PluginInit, SessionRecord};
-use crate::db::state::{self, Commit};
+use crate::db::state;
 use crate::db::{Db, now_ms};
 use crate::error::{Error, Result};
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
-use crate::sandbox::{CallFuture, CallOutput, Sandbox, check_output, check_value};
-use crate::types::{Injection, Origin, TurnContext};
+use crate::sandbox::{CallOutput, Sandbox, check_output};
+use crate::types::{Injection, Origin};
 
-/// How often a call is re-run when other processes keep committing to its session first.
-const MAX_COMMIT_ATTEMPTS: usize = 64;
 /// Longest session or turn id, in bytes.
 const MAX_ID_BYTES: usize = 256;
 
@@ -271,82 +267,6 @@ impl Host {
             }
         };
         mutex.lock_owned().await
-    }
-
-    /// Resolves the runtime's turn into the contract's `turn`, counting a new turn id.
-    pub(crate) async fn enter_turn(&self, turn: &TurnContext) -> Result<wit::Turn> {
-        check_id("session id", &turn.session_id)?;
-        check_id("turn id", &turn.turn_id)?;
-        let (session, turn_id) = (turn.session_id.clone(), turn.turn_id.clone());
-        let index = self
-            .inner
-            .db
-            .run(move |conn| {
-                let (index, new) = sessions::enter_turn(conn, &session, &turn_id)?;
-                // Seed 004: expired observations are collected at the start of every turn.
-                if new {
-                    blobs::gc(conn, None, now_ms() as u64)?;
-                }
-                Ok(index)
-            })
-            .await?;
-        Ok(wit::Turn {
-            session_id: turn.session_id.clone(),
-            turn_id: turn.turn_id.clone(),
-            turn_index: index,
-            tokens_used: turn.tokens_used,
-            context_window: turn.context_window,
-        })
-    }
-
-    /// Runs one call of plugin `index` on `session`, checks its value against the contract and
-    /// the output cap, and commits its writes when the value says so ([`CallOutput`]); a call
-    /// that breaks the contract or the cap keeps nothing. A commit that loses a race with
-    /// another process re-runs the call on a fresh snapshot.
-    pub(crate) async fn run<R, F>(&self, index: usize, session: &str, hook: &str, f: F) -> Result<R>
-    where
-        R: CallOutput + Send,
-        F: for<'a> Fn(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send + Sync,
-    {
-        let loaded = &self.inner.plugins[index];
-        let name = loaded.info.name.clone();
-        for _ in 0..MAX_COMMIT_ATTEMPTS {
-            let (plugin, probe) = (name.clone(), session.to_owned());
-            let snapshot = self.inner.db.run(move |conn| state::load(conn, &plugin, &probe)).await?;
-            let version = snapshot.version;
-            let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
-            let blob_scope = Some((self.inner.db.clone(), name.clone(), session.to_owned()));
-            let (value, call) = self.inner.sandbox.call(&loaded.pre, &loaded.info, scope, blob_scope, hook, &f).await?;
-            *loaded.last_memory.lock().unwrap() = call.limiter.usage();
-            check_value(&loaded.info, &loaded.tools, hook, &value)?;
-            if !value.commits() {
-                return Ok(value);
-            }
-            let (blobs, checkpoint) = (call.pending_blobs, call.checkpoint_request);
-            let writes = call.scope.into_writes();
-            let done = |value| {
-                if let Some(request) = checkpoint {
-                    self.inner.checkpoint_requests.lock().unwrap().push((session.to_owned(), name.clone(), request));
-                }
-                Ok(value)
-            };
-            if writes.is_empty() && blobs.is_empty() {
-                return done(value);
-            }
-            let (plugin, probe) = (name.clone(), session.to_owned());
-            let outcome =
-                self.inner.db.run(move |conn| state::commit(conn, &plugin, &probe, version, &writes, &blobs)).await?;
-            match outcome {
-                Commit::Done => return done(value),
-                Commit::Conflict => {
-                    tracing::debug!(plugin = %name, hook, "commit conflict; re-running the call")
-                }
-            }
-        }
-        Err(Error::Other(anyhow::anyhow!(
-            "plugin `{name}` could not commit `{hook}` on session `{session}`: {MAX_COMMIT_ATTEMPTS} attempts lost \
-             to concurrent writers"
-        )))
     }
 }
 

@@ -47,6 +47,7 @@ mod notepad;
 mod plugin;
 mod prompt;
 mod sandbox;
+mod transaction;
 mod types;
 
 pub use capabilities::tokens::Tokenizer;

@@ -83,8 +83,10 @@ impl NativeScratchpad {
                 return Ok(value);
             }
             let probe = session.to_owned();
-            let outcome =
-                self.db.run(move |conn| state::commit(conn, "scratchpad", &probe, version, &writes, &[])).await?;
+            let outcome = self
+                .db
+                .run(move |conn| state::commit(conn, &probe, version, &[("scratchpad".to_owned(), writes, Vec::new())]))
+                .await?;
             if outcome == Commit::Done {
                 return Ok(value);
             }

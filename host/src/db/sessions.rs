@@ -85,19 +85,20 @@ pub(crate) fn exists(conn: &Connection, id: &str) -> Result<bool> {
 
 /// The session `id`, if it exists.
 pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<SessionRecord>> {
-    Ok(conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], read_row).optional()?)
+    Ok(conn.query_row(&format!("{SELECT} FROM sessions WHERE id = ?1"), [id], read_row).optional()?)
 }
 
 /// Every session, oldest first.
 pub(crate) fn list(conn: &Connection) -> Result<Vec<SessionRecord>> {
-    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY created_at, id"))?;
+    let mut stmt = conn.prepare(&format!("{SELECT} FROM sessions ORDER BY created_at, id"))?;
     let rows = stmt.query_map([], read_row)?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Records that `turn_id` is the session's current turn and returns its 0-based index (the
 /// same index again for the current turn, the next one for a new id) and whether it is new.
-pub(crate) fn enter_turn(conn: &mut Connection, id: &str, turn_id: &str) -> Result<(u32, bool)> {
+/// A new turn also records `tokens`, the runtime's figure for the conversation, when given.
+pub(crate) fn enter_turn(conn: &mut Connection, id: &str, turn_id: &str, tokens: Option<u64>) -> Result<(u32, bool)> {
     let current = |conn: &Connection| -> Result<(Option<String>, i64)> {
         conn.query_row("SELECT turn_id, turn_index FROM sessions WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?
@@ -113,13 +114,23 @@ pub(crate) fn enter_turn(conn: &mut Connection, id: &str, turn_id: &str) -> Resu
         return Ok((index as u32, false));
     }
     let next = index + 1;
-    tx.execute("UPDATE sessions SET turn_id = ?2, turn_index = ?3 WHERE id = ?1", params![id, turn_id, next])?;
+    tx.execute(
+        "UPDATE sessions SET turn_id = ?2, turn_index = ?3, total_tokens = coalesce(?4, total_tokens) WHERE id = ?1",
+        params![id, turn_id, next, tokens.map(|t| t.min(i64::MAX as u64) as i64)],
+    )?;
     tx.commit()?;
     Ok((next as u32, true))
 }
 
+/// The session `id` and its version, read in the caller's transaction.
+pub(crate) fn get_versioned(conn: &Connection, id: &str) -> Result<Option<(SessionRecord, i64)>> {
+    let sql = format!("{SELECT}, version FROM sessions WHERE id = ?1");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    Ok(stmt.query_row([id], |row| Ok((read_row(row)?, row.get(10)?))).optional()?)
+}
+
 const SELECT: &str = "SELECT id, parent, origin, created_at, updated_at, turn_id, turn_index, guidance, \
-                      compaction_count, total_tokens FROM sessions";
+                      compaction_count, total_tokens";
 
 fn read_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let parent: Option<String> = row.get(1)?;

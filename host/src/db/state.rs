@@ -30,15 +30,21 @@ pub(crate) fn load(conn: &mut Connection, plugin: &str, session: &str) -> Result
     let Some(version) = version else {
         return Err(Error::SessionNotFound(session.to_owned()));
     };
+    let snapshot = read_scope(&tx, plugin, session, version)?;
+    tx.commit()?;
+    Ok(snapshot)
+}
+
+/// Reads the scope of `plugin` in `session` inside an open read transaction that saw the
+/// session at `version`.
+pub(crate) fn read_scope(conn: &Connection, plugin: &str, session: &str, version: i64) -> Result<Snapshot> {
     let read = |table: &str| -> Result<BTreeMap<String, Vec<u8>>> {
         let sql = format!("SELECT key, value FROM {table} WHERE plugin = ?1 AND session = ?2");
-        let mut stmt = tx.prepare_cached(&sql)?;
+        let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![plugin, session], |r| Ok((r.get(0)?, bytes(r, 1)?)))?;
         Ok(rows.collect::<rusqlite::Result<BTreeMap<String, Vec<u8>>>>()?)
     };
-    let (entries, metadata) = (read("plugin_state")?, read("plugin_metadata")?);
-    tx.commit()?;
-    Ok(Snapshot { version, entries, metadata })
+    Ok(Snapshot { version, entries: read("plugin_state")?, metadata: read("plugin_metadata")? })
 }
 
 /// Column `i` as bytes, whether stored as a BLOB (storage values) or TEXT (metadata JSON).
@@ -58,14 +64,16 @@ pub(crate) enum Commit {
     Conflict,
 }
 
-/// Commits `writes` to the scope if the session is still at `expected_version`.
+/// One plugin call's effects to commit: the plugin, its writes and its new blob entries.
+pub(crate) type PluginWrites = (String, ScopeWrites, Vec<PendingBlob>);
+
+/// Commits the effects of one operation's calls if the session is still at
+/// `expected_version`, in one transaction that bumps the version once.
 pub(crate) fn commit(
     conn: &mut Connection,
-    plugin: &str,
     session: &str,
     expected_version: i64,
-    writes: &ScopeWrites,
-    blobs: &[PendingBlob],
+    calls: &[PluginWrites],
 ) -> Result<Commit> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: Option<i64> =
@@ -75,9 +83,11 @@ pub(crate) fn commit(
         Some(v) if v != expected_version => return Ok(Commit::Conflict),
         Some(_) => {}
     }
-    apply(&tx, plugin, session, writes)?;
-    for blob in blobs {
-        super::blobs::insert(&tx, plugin, session, blob)?;
+    for (plugin, writes, blobs) in calls {
+        apply(&tx, plugin, session, writes)?;
+        for blob in blobs {
+            super::blobs::insert(&tx, plugin, session, blob)?;
+        }
     }
     tx.execute(
         "UPDATE sessions SET version = version + 1, updated_at = ?2 WHERE id = ?1",

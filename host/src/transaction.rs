@@ -1,0 +1,233 @@
+//! One host operation on a session (a hook across the plugins, or one tool call) as one
+//! optimistic transaction with two trips to the database:
+//!
+//! 1. **Begin** (one trip): enter the turn (counting a new turn id and collecting expired
+//!    observations at the start of a new turn), read the session row and a snapshot of every
+//!    involved plugin's scope, all at one session version.
+//! 2. **Run** the plugins' calls against their snapshots, in memory. Each call is atomic: what
+//!    it wrote is kept as its effects only when it returns normally (and, for a tool, `Ok`);
+//!    a trap, timeout, broken limit or tool error keeps nothing.
+//! 3. **Commit** (one trip, only when a call wrote something): inside `BEGIN IMMEDIATE`, if
+//!    the session is still at the version read in step 1, apply every kept call's effects and
+//!    bump the version. If another process committed to the session meanwhile, nothing is
+//!    written and the whole operation runs again on fresh snapshots — so no update is lost
+//!    across processes. (Within a process, calls on one session are serialized by
+//!    [`Host::lock`](crate::Host), so a conflict means another process.)
+//!
+//! When a call fails, the effects of the calls before it are still committed (each call is
+//! atomic on its own) and the operation returns the failure.
+
+use rusqlite::{Connection, TransactionBehavior};
+use wasmtime::Store;
+
+use crate::bindings::{Plugin, wit};
+use crate::capabilities::CallState;
+use crate::capabilities::checkpoints::PendingCheckpoint;
+use crate::capabilities::storage::{Scope, ScopeWrites};
+use crate::db::blobs::{self, PendingBlob};
+use crate::db::now_ms;
+use crate::db::sessions::{self, SessionRecord};
+use crate::db::state::{self, Commit, Snapshot};
+use crate::error::{Error, Result};
+use crate::host::{Host, check_id};
+use crate::sandbox::{CallFuture, CallOutput, check_value};
+use crate::types::TurnContext;
+
+/// How often an operation is re-run when other processes keep committing to its session
+/// first.
+pub(crate) const MAX_ATTEMPTS: usize = 64;
+
+/// Which plugins an operation calls.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Involved {
+    /// Every plugin, in order (the hooks).
+    All,
+    /// One plugin (a tool call goes to its owner).
+    One(usize),
+}
+
+/// An operation in progress: what it read at its start, and the effects of its calls so far.
+pub(crate) struct Tx<'h> {
+    host: &'h Host,
+    /// The session row as read at the start.
+    pub(crate) session: SessionRecord,
+    /// The turn, as plugins see it.
+    pub(crate) turn: wit::Turn,
+    version: i64,
+    /// Each involved plugin's snapshot until its call takes it.
+    snapshots: Vec<Option<Snapshot>>,
+    effects: Vec<(usize, Effects)>,
+}
+
+/// What one successful call leaves to commit.
+pub(crate) struct Effects {
+    writes: ScopeWrites,
+    blobs: Vec<PendingBlob>,
+    checkpoint: Option<PendingCheckpoint>,
+}
+
+impl Effects {
+    fn is_empty(&self) -> bool {
+        self.writes.is_empty() && self.blobs.is_empty()
+    }
+}
+
+/// Runs `$body` — the contents of an async block that uses the open transaction `$tx` and
+/// evaluates to a `Result` — as one transaction on `$turn`'s session (see the module docs),
+/// re-running it when another process commits to the session first. A macro rather than a
+/// function taking an async closure: the hooks' futures must be `Send`, which the compiler
+/// cannot yet prove through a higher-ranked async closure bound.
+macro_rules! transaction {
+    ($host:expr, $turn:expr, $involved:expr, |$tx:ident| $body:block) => {{
+        let host: &$crate::host::Host = $host;
+        let turn: &$crate::types::TurnContext = $turn;
+        host.check_turn(turn)?;
+        let mut attempt = 0;
+        loop {
+            let mut $tx = host.begin(turn, $involved).await?;
+            let result = async { $body }.await;
+            match host.finish($tx).await? {
+                $crate::db::state::Commit::Done => break result,
+                $crate::db::state::Commit::Conflict => {
+                    attempt += 1;
+                    if attempt == $crate::transaction::MAX_ATTEMPTS {
+                        break Err($crate::transaction::conflict(&turn.session_id));
+                    }
+                    tracing::debug!(session = %turn.session_id, "commit conflict; re-running");
+                }
+            }
+        }
+    }};
+}
+pub(crate) use transaction;
+
+/// The error of an operation that lost [`MAX_ATTEMPTS`] commits in a row.
+pub(crate) fn conflict(session: &str) -> Error {
+    Error::Other(anyhow::anyhow!(
+        "session `{session}`: {MAX_ATTEMPTS} attempts to commit lost to concurrent writers in other processes"
+    ))
+}
+
+impl Host {
+    /// Checks the ids of a turn before anything touches the database.
+    pub(crate) fn check_turn(&self, turn: &TurnContext) -> Result<()> {
+        check_id("session id", &turn.session_id)?;
+        check_id("turn id", &turn.turn_id)
+    }
+
+    /// Step 1: one trip to the database.
+    pub(crate) async fn begin(&self, turn: &TurnContext, involved: Involved) -> Result<Tx<'_>> {
+        let names: Vec<(usize, String)> = match involved {
+            Involved::All => self.inner.plugins.iter().enumerate().map(|(i, p)| (i, p.info.name.clone())).collect(),
+            Involved::One(i) => vec![(i, self.inner.plugins[i].info.name.clone())],
+        };
+        let (session, turn_id, tokens) = (turn.session_id.clone(), turn.turn_id.clone(), turn.tokens_used);
+        let (index, read) = self
+            .inner
+            .db
+            .run(move |conn| {
+                let (index, new) = sessions::enter_turn(conn, &session, &turn_id, tokens)?;
+                // Seed 004: expired observations are collected at the start of every turn.
+                if new {
+                    blobs::gc(conn, None, now_ms() as u64)?;
+                }
+                Ok((index, read_scopes(conn, &session, &names)?))
+            })
+            .await?;
+        let mut snapshots: Vec<Option<Snapshot>> = (0..self.inner.plugins.len()).map(|_| None).collect();
+        for (i, snapshot) in read.snapshots {
+            snapshots[i] = Some(snapshot);
+        }
+        let wit_turn = wit::Turn {
+            session_id: turn.session_id.clone(),
+            turn_id: turn.turn_id.clone(),
+            turn_index: index,
+            tokens_used: turn.tokens_used,
+            context_window: turn.context_window,
+        };
+        Ok(Tx {
+            host: self,
+            session: read.record,
+            turn: wit_turn,
+            version: read.version,
+            snapshots,
+            effects: Vec::new(),
+        })
+    }
+
+    /// Step 3: commits the kept effects (no trip when there are none); once they are
+    /// committed, queues the checkpoints the calls asked for.
+    pub(crate) async fn finish(&self, tx: Tx<'_>) -> Result<Commit> {
+        let Tx { session, version, effects, .. } = tx;
+        let (mut requests, mut writes) = (Vec::new(), Vec::new());
+        for (index, effect) in effects {
+            let name = self.inner.plugins[index].info.name.clone();
+            if let Some(request) = effect.checkpoint {
+                requests.push((session.id.clone(), name.clone(), request));
+            }
+            if !effect.is_empty() {
+                writes.push((name, effect.writes, effect.blobs));
+            }
+        }
+        let outcome = if writes.is_empty() {
+            Commit::Done
+        } else {
+            let id = session.id.clone();
+            self.inner.db.run(move |conn| state::commit(conn, &id, version, &writes)).await?
+        };
+        if outcome == Commit::Done {
+            self.inner.checkpoint_requests.lock().unwrap().extend(requests);
+        }
+        Ok(outcome)
+    }
+}
+
+impl Tx<'_> {
+    /// Runs one call of plugin `index` on its snapshot and keeps its effects when its value
+    /// says so. Each plugin is called at most once per transaction.
+    pub(crate) async fn call<R, F>(&mut self, index: usize, hook: &str, f: F) -> Result<R>
+    where
+        R: CallOutput + Send,
+        F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
+    {
+        let host = self.host;
+        let loaded = &host.inner.plugins[index];
+        let snapshot = self.snapshots[index].take().expect("each involved plugin is called once per transaction");
+        let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
+        let session_scope = Some((host.inner.db.clone(), loaded.info.name.clone(), self.session.id.clone()));
+        let (value, call) = host.inner.sandbox.call(&loaded.pre, &loaded.info, scope, session_scope, hook, f).await?;
+        *loaded.last_memory.lock().unwrap() = call.limiter.usage();
+        check_value(&loaded.info, &loaded.tools, hook, &value)?;
+        if value.commits() {
+            let effects = Effects {
+                writes: call.scope.into_writes(),
+                blobs: call.pending_blobs,
+                checkpoint: call.checkpoint_request,
+            };
+            self.effects.push((index, effects));
+        }
+        Ok(value)
+    }
+}
+
+/// What an operation reads at its start.
+struct Read {
+    record: SessionRecord,
+    version: i64,
+    /// (plugin index, snapshot) of each involved plugin.
+    snapshots: Vec<(usize, Snapshot)>,
+}
+
+/// The session row, its version and the snapshot of each named plugin, in one read
+/// transaction (so all are of one version).
+fn read_scopes(conn: &mut Connection, session: &str, plugins: &[(usize, String)]) -> Result<Read> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+    let (record, version) =
+        sessions::get_versioned(&tx, session)?.ok_or_else(|| Error::SessionNotFound(session.into()))?;
+    let mut snapshots = Vec::with_capacity(plugins.len());
+    for (index, name) in plugins {
+        snapshots.push((*index, state::read_scope(&tx, name, session, version)?));
+    }
+    tx.commit()?;
+    Ok(Read { record, version, snapshots })
+}
