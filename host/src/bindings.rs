@@ -9,6 +9,7 @@ wasmtime::component::bindgen!({
     path: "../wit",
     world: "scratchpad:plugin/plugin",
     imports: {
+        "scratchpad:plugin/blobs.store": async | trappable,
         "scratchpad:plugin/blobs.stat": async | trappable,
         "scratchpad:plugin/blobs.list-turn": async | trappable,
         "scratchpad:plugin/blobs.read": async | trappable,

@@ -4,12 +4,14 @@
 //! database = "/var/lib/agent/scratchpad.db"  # default: $XDG_DATA_HOME/scratchpad/scratchpad.db
 //! cache_dir = "/var/cache/scratchpad"          # default: $XDG_CACHE_HOME/scratchpad
 //! tokenizer = "cl100k_base"                    # or "o200k_base"
+//! instance_allocation = "pooling"              # or "on-demand"
 //!
 //! [limits]                 # defaults for every plugin
 //! call_timeout_ms = 500
 //! memory_bytes = 67108864
 //! storage_quota_bytes = 8388608
 //! output_bytes = 1048576
+//! blob_quota_bytes = 1073741824
 //!
 //! [[plugin]]               # plugins in call order; without [[plugin]] the embedded defaults load
 //! name = "scratchpad"      # no `path`: the embedded component of that name
@@ -43,6 +45,9 @@ pub struct Limits {
     pub storage_quota_bytes: u64,
     /// Cap on what one call returns (injection texts, tool output). Default 1 MiB.
     pub output_bytes: u64,
+    /// Cap on the bytes of a plugin's live (unexpired) offloaded observations per session, the
+    /// blob store's quota. Default 1 GiB.
+    pub blob_quota_bytes: u64,
 }
 
 impl Default for Limits {
@@ -52,6 +57,7 @@ impl Default for Limits {
             memory_bytes: 64 << 20,
             storage_quota_bytes: 8 << 20,
             output_bytes: 1 << 20,
+            blob_quota_bytes: 1 << 30,
         }
     }
 }
@@ -75,6 +81,19 @@ impl Encoding {
             Encoding::O200kBase => "o200k_base",
         }
     }
+}
+
+/// How plugin instances get their memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstanceAllocation {
+    /// From a pool reserved when the host opens (wasmtime's pooling allocator): instantiation
+    /// is a few microseconds, at the price of reserving `max_concurrent_calls` slots of
+    /// virtual memory up front.
+    #[default]
+    Pooling,
+    /// Mapped for each instance when it is created: nothing reserved, slower instantiation.
+    OnDemand,
 }
 
 /// Where a plugin's component comes from.
@@ -146,6 +165,8 @@ pub struct HostConfig {
     pub plugins: Vec<PluginSpec>,
     /// How many plugin instances may run at once; further calls wait. Default 64.
     pub max_concurrent_calls: u32,
+    /// How instances get their memory. Default: a pool.
+    pub instance_allocation: InstanceAllocation,
     /// The embedding runtime's summarizer, which writes the rolling checkpoints plugins ask
     /// for (seed 002; see [`crate::checkpoints`]). Default: none, and plugins are told so
     /// (`checkpoints.available`); set it in code, as only the runtime has a model.
@@ -160,6 +181,7 @@ impl std::fmt::Debug for HostConfig {
             .field("tokenizer", &self.tokenizer)
             .field("plugins", &self.plugins)
             .field("max_concurrent_calls", &self.max_concurrent_calls)
+            .field("instance_allocation", &self.instance_allocation)
             .field("summarizer", &self.summarizer.as_ref().map(|_| "…"))
             .finish()
     }
@@ -173,6 +195,7 @@ impl Default for HostConfig {
             tokenizer: Encoding::default(),
             plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
             max_concurrent_calls: 64,
+            instance_allocation: InstanceAllocation::default(),
             summarizer: None,
         }
     }
@@ -211,6 +234,9 @@ impl HostConfig {
         }
         if let Some(tokenizer) = file.tokenizer {
             config.tokenizer = tokenizer;
+        }
+        if let Some(allocation) = file.instance_allocation {
+            config.instance_allocation = allocation;
         }
         if let Some(n) = file.max_concurrent_calls {
             if n == 0 {
@@ -274,6 +300,7 @@ struct FileConfig {
     cache_dir: Option<PathBuf>,
     tokenizer: Option<Encoding>,
     max_concurrent_calls: Option<u32>,
+    instance_allocation: Option<InstanceAllocation>,
     #[serde(default)]
     limits: FileLimits,
     #[serde(default)]
@@ -297,6 +324,7 @@ struct FileLimits {
     memory_bytes: Option<u64>,
     storage_quota_bytes: Option<u64>,
     output_bytes: Option<u64>,
+    blob_quota_bytes: Option<u64>,
 }
 
 impl FileLimits {
@@ -321,6 +349,9 @@ impl FileLimits {
         }
         if let Some(bytes) = positive("output_bytes", self.output_bytes) {
             limits.output_bytes = bytes;
+        }
+        if let Some(bytes) = positive("blob_quota_bytes", self.blob_quota_bytes) {
+            limits.blob_quota_bytes = bytes;
         }
         limits
     }

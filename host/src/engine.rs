@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::Context;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use crate::config::InstanceAllocation;
+
 /// How often the epoch advances. A call's deadline is checked at every tick, so this is the
 /// resolution of timeouts; a running guest also yields to tokio at every tick.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
@@ -18,8 +20,9 @@ const MAX_WASM_STACK: usize = 1 << 20;
 /// Builds the engine shared by every plugin of a host.
 ///
 /// `max_memory_bytes` is the largest memory cap of any plugin (the pool's slot size) and
-/// `slots` how many instances may be alive at once.
-pub(crate) fn build(max_memory_bytes: u64, slots: u32) -> anyhow::Result<Engine> {
+/// `slots` how many instances may be alive at once. With [`InstanceAllocation::OnDemand`]
+/// every instance's memory is mapped when it is created instead of taken from a pool.
+pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAllocation) -> anyhow::Result<Engine> {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * 4)
@@ -30,12 +33,16 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32) -> anyhow::Result<Engine>
         .max_core_instances_per_component(16)
         .max_memory_size(usize::try_from(max_memory_bytes).context("memory cap too large")?);
 
+    let strategy = match allocation {
+        InstanceAllocation::Pooling => InstanceAllocationStrategy::Pooling(pool),
+        InstanceAllocation::OnDemand => InstanceAllocationStrategy::OnDemand,
+    };
     let mut config = Config::new();
     config
         .wasm_component_model(true)
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        .allocation_strategy(strategy);
     Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")
 }
 

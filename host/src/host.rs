@@ -80,7 +80,7 @@ impl Host {
     pub async fn open(config: HostConfig) -> Result<Host> {
         check_unique_names(&config.plugins).map_err(|message| Error::Load { plugin: "config".into(), message })?;
         let max_memory = config.plugins.iter().map(|p| p.limits.memory_bytes).max().unwrap_or(1 << 20);
-        let engine = crate::engine::build(max_memory, config.max_concurrent_calls)?;
+        let engine = crate::engine::build(max_memory, config.max_concurrent_calls, config.instance_allocation)?;
         let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
         let mut sandbox = Sandbox::new(engine, tokenizer, config.max_concurrent_calls)?;
         sandbox.summarizer_available = config.summarizer.is_some();

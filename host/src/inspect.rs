@@ -24,7 +24,7 @@ pub struct Inspection {
 
 /// Inspects the component `bytes`, configured with `config` (a JSON object).
 pub async fn inspect(name: &str, bytes: Arc<[u8]>, config: serde_json::Value) -> anyhow::Result<Inspection> {
-    let engine = crate::engine::build(64 << 20, 2)?;
+    let engine = crate::engine::build(64 << 20, 2, crate::InstanceAllocation::OnDemand)?;
     let (imports, exports) = match Component::new(&engine, &bytes) {
         Ok(component) => {
             let ty = component.component_type();

@@ -46,13 +46,15 @@ pub mod native;
 mod notepad;
 mod plugin;
 mod prompt;
+#[doc(hidden)]
+pub mod reuse;
 mod sandbox;
 mod transaction;
 mod types;
 
 pub use capabilities::tokens::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
-pub use config::{Encoding, HostConfig, Limits, PluginSource, PluginSpec};
+pub use config::{Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec};
 pub use db::blobs::BlobEntry;
 pub use db::sessions::SessionRecord;
 pub use error::{Error, PluginFailure, Result};

@@ -46,11 +46,14 @@ pub struct PluginSummary {
     pub storage_quota_bytes: u64,
     /// Its output cap per call in bytes.
     pub output_bytes: u64,
+    /// Its quota of live offloaded observations per session in bytes.
+    pub blob_quota_bytes: u64,
 }
 
 impl LoadedPlugin {
     pub(crate) fn summary(&self) -> PluginSummary {
-        let Limits { call_timeout, memory_bytes, storage_quota_bytes, output_bytes } = self.info.limits;
+        let Limits { call_timeout, memory_bytes, storage_quota_bytes, output_bytes, blob_quota_bytes } =
+            self.info.limits;
         PluginSummary {
             name: self.info.name.clone(),
             tools: self.tools.clone(),
@@ -58,6 +61,7 @@ impl LoadedPlugin {
             memory_bytes,
             storage_quota_bytes,
             output_bytes,
+            blob_quota_bytes,
         }
     }
 }
@@ -135,16 +139,16 @@ fn check_header(bytes: &[u8]) -> Result<(), String> {
     }
 }
 
-/// Refuses a component that imports or exports the contract's interfaces at another version
-/// (built against an older or newer `wit/`), naming the version, before the linker's less
-/// direct "no matching implementation" error would.
+/// Refuses a component that imports or exports the contract's interfaces at a version this
+/// host cannot serve (built against an incompatible or a newer `wit/`), naming the version,
+/// before the linker's less direct "no matching implementation" error would.
 fn check_contract_version(component: &Component, engine: &Engine) -> Result<(), String> {
     let ty = component.component_type();
     let names = ty.imports(engine).map(|(name, _)| name).chain(ty.exports(engine).map(|(name, _)| name));
     let (package, ours) = WORLD.split_once('/').and_then(|(pkg, rest)| Some((pkg, rest.split_once('@')?.1))).unwrap();
     let mut others: Vec<&str> = names
         .filter_map(|name| name.strip_prefix(package)?.strip_prefix('/')?.split_once('@').map(|(_, version)| version))
-        .filter(|version| *version != ours)
+        .filter(|version| !loads_in(version, ours))
         .collect();
     others.sort_unstable();
     others.dedup();
@@ -152,10 +156,37 @@ fn check_contract_version(component: &Component, engine: &Engine) -> Result<(), 
         return Ok(());
     }
     Err(format!(
-        "it was built against version {} of the {package} contract, and this host implements {ours}; rebuild it \
-         against the {WORLD} world",
-        others.join(", ")
+        "it was built against version {} of the {package} contract, and this host implements {ours} (it loads \
+         plugins of {} up to {ours}); rebuild it against the {WORLD} world",
+        others.join(", "),
+        compatible_range(ours)
     ))
+}
+
+/// Whether a plugin built against contract version `plugin` loads in a host of version
+/// `host` (the README's versioning policy): the same release line — the same major version,
+/// and for 0.x the same minor — and not newer than the host, whose additions it might use.
+fn loads_in(plugin: &str, host: &str) -> bool {
+    let parse = |v: &str| -> Option<(u64, u64, u64)> {
+        let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
+        let version = (parts.next()??, parts.next()??, parts.next()??);
+        parts.next().is_none().then_some(version)
+    };
+    let (Some(p), Some(h)) = (parse(plugin), parse(host)) else {
+        return plugin == host;
+    };
+    let same_line = if h.0 == 0 { p.0 == 0 && p.1 == h.1 } else { p.0 == h.0 };
+    same_line && p <= h
+}
+
+/// `0.1.0` for a `0.1.x` host, `2.0.0` for a `2.x.y` one: the oldest version that loads.
+fn compatible_range(host: &str) -> String {
+    let mut parts = host.split('.');
+    match (parts.next(), parts.next()) {
+        (Some("0"), Some(minor)) => format!("0.{minor}.0"),
+        (Some(major), _) => format!("{major}.0.0"),
+        _ => host.to_owned(),
+    }
 }
 
 /// Validates a manifest's tools: well-formed, unique names and JSON parameter schemas.
@@ -188,7 +219,19 @@ fn check_tools(plugin: &str, declared: Vec<crate::bindings::wit::ToolSpec>) -> R
 
 #[cfg(test)]
 mod tests {
-    use super::check_header;
+    use super::{check_header, loads_in};
+
+    #[test]
+    fn plugins_of_the_same_release_line_load_up_to_the_hosts_version() {
+        assert!(loads_in("0.1.0", "0.1.0"));
+        assert!(loads_in("0.1.0", "0.1.3"), "a 0.1.0 plugin loads in every 0.1.x host");
+        assert!(!loads_in("0.1.4", "0.1.3"), "a newer plugin may use what this host lacks");
+        assert!(!loads_in("0.2.0", "0.1.3"), "0.2 is another release line");
+        assert!(!loads_in("0.0.9", "0.1.0"));
+        assert!(loads_in("1.2.0", "1.4.1"));
+        assert!(!loads_in("2.0.0", "1.4.1"));
+        assert!(!loads_in("0.1", "0.1.0"), "not a version: only an exact match loads");
+    }
 
     #[test]
     fn headers_say_what_the_bytes_are() {

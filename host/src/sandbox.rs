@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 
@@ -55,7 +56,9 @@ impl Sandbox {
     }
 
     /// Runs `f` against a fresh instance of `pre`. On success returns its value and the call's
-    /// state (whose scope holds the writes to commit); on failure, the classified error.
+    /// state (whose scope holds the writes to commit); on failure, the classified error. The
+    /// call runs in a `plugin_call` span (plugin, hook) attached to its future, so log lines of
+    /// other tasks interleaved on the thread are not tagged with it.
     pub(crate) async fn call<R, F>(
         &self,
         pre: &PluginPre<CallState>,
@@ -69,10 +72,24 @@ impl Sandbox {
         R: Send,
         F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
     {
-        let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
         let span = tracing::debug_span!("plugin_call", plugin = %plugin.name, hook);
-        let _enter = span.enter();
+        self.call_in_span(pre, plugin, scope, blob_scope, hook, f).instrument(span).await
+    }
 
+    async fn call_in_span<R, F>(
+        &self,
+        pre: &PluginPre<CallState>,
+        plugin: &Arc<PluginInfo>,
+        scope: Scope,
+        blob_scope: Option<(Db, String, String)>,
+        hook: &str,
+        f: F,
+    ) -> Result<(R, CallState), Error>
+    where
+        R: Send,
+        F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
+    {
+        let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
         let mut state = CallState::new(plugin.clone(), scope, self.tokenizer.clone());
         state.blob_scope = blob_scope;
         state.summarizer_available = self.summarizer_available;

@@ -183,6 +183,17 @@ impl Host {
 }
 
 impl Tx<'_> {
+    /// Plugin `index`'s snapshot, for a caller that runs the plugin itself (see
+    /// [`crate::reuse`]).
+    pub(crate) fn take_snapshot(&mut self, index: usize) -> Snapshot {
+        self.snapshots[index].take().expect("each involved plugin is called once per transaction")
+    }
+
+    /// Keeps `writes` of plugin `index` to commit, for a caller that ran it itself.
+    pub(crate) fn keep_writes(&mut self, index: usize, writes: ScopeWrites) {
+        self.effects.push((index, Effects { writes, blobs: Vec::new(), checkpoint: None }));
+    }
+
     /// Runs one call of plugin `index` on its snapshot and keeps its effects when its value
     /// says so. Each plugin is called at most once per transaction.
     pub(crate) async fn call<R, F>(&mut self, index: usize, hook: &str, f: F) -> Result<R>
@@ -192,7 +203,7 @@ impl Tx<'_> {
     {
         let host = self.host;
         let loaded = &host.inner.plugins[index];
-        let snapshot = self.snapshots[index].take().expect("each involved plugin is called once per transaction");
+        let snapshot = self.take_snapshot(index);
         let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
         let session_scope = Some((host.inner.db.clone(), loaded.info.name.clone(), self.session.id.clone()));
         let (value, call) = host.inner.sandbox.call(&loaded.pre, &loaded.info, scope, session_scope, hook, f).await?;

@@ -13,7 +13,7 @@ fn scratchpad(db: &Path, args: &[OsString]) -> Output {
         .arg("--db")
         .arg(db)
         .args(args)
-        .env("XDG_CACHE_HOME", std::env::temp_dir().join("scratchpad-test-cache-cli"))
+        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
         .output()
         .expect("running scratchpad")
 }
@@ -203,4 +203,11 @@ fn every_bad_command_line_gets_a_clear_error_and_changes_nothing() {
     let out = scratchpad(&db, &[args(&["--json"]), call("[1]")].concat());
     let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((body["ok"].as_bool(), body["error"]["code"].as_str()), (Some(false), Some("invalid-arguments")));
+
+    // A command line clap refuses is JSON too under --json, with the usage exit status.
+    let out = scratchpad(&db, &args(&["--json", "call", "s"]));
+    assert_eq!(out.status.code(), Some(2));
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a usage error is JSON on stdout");
+    assert_eq!((body["ok"].as_bool(), body["error"]["code"].as_str()), (Some(false), Some("usage")));
+    assert!(body["error"]["message"].as_str().unwrap().contains("required arguments were not provided"), "{body}");
 }

@@ -10,7 +10,7 @@ fn scratchpad(db: &Path, args: &[&str]) -> Output {
         .arg("--db")
         .arg(db)
         .args(args)
-        .env("XDG_CACHE_HOME", std::env::temp_dir().join("scratchpad-test-cache-cli"))
+        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
         .output()
         .expect("running scratchpad")
 }
@@ -115,7 +115,7 @@ fn inspect_lists_a_components_exports_and_tools_and_refuses_non_components() {
 fn the_demo_shows_the_spaces_a_rejected_append_and_the_block_after_a_restart() {
     let output = Command::new(env!("CARGO_BIN_EXE_scratchpad"))
         .arg("demo")
-        .env("XDG_CACHE_HOME", std::env::temp_dir().join("scratchpad-test-cache-cli"))
+        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));

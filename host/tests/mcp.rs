@@ -47,6 +47,7 @@ fn the_mcp_python_sdk_uses_the_scratchpad_over_stdio() {
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_scratchpad"))
         .arg(&db)
+        .env("SCRATCHPAD_TEST_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .output()
         .expect("python3 with the `mcp` package is required (pip install -r tests/clients/requirements.txt)");
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -9,6 +9,7 @@ fn a_python_client_drives_a_whole_session_over_json_rpc() {
     let output = Command::new("python3")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_scratchpad"))
+        .env("SCRATCHPAD_TEST_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .output()
         .expect("python3 is required for the embedding tests (see .ci/run)");
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -7,14 +7,13 @@ Usage: python3 mcp_session.py PATH/TO/scratchpad DB_PATH
 import asyncio
 import os
 import sys
-import tempfile
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
 async def main(binary, db):
-    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tempfile.gettempdir(), "scratchpad-test-cache-mcp"))
+    env = dict(os.environ, XDG_CACHE_HOME=os.environ.get("SCRATCHPAD_TEST_CACHE_HOME") or os.path.join(os.path.dirname(db), "cache"))
     server = StdioServerParameters(command=binary, args=["--db", db, "mcp", "--session", "mcp-py"], env=env)
     checks = 0
     async with stdio_client(server) as (read, write):

@@ -14,7 +14,7 @@ import tempfile
 
 class Sidecar:
     def __init__(self, binary, db):
-        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tempfile.gettempdir(), "scratchpad-test-cache-rpc"))
+        env = dict(os.environ, XDG_CACHE_HOME=os.environ.get("SCRATCHPAD_TEST_CACHE_HOME") or os.path.join(os.path.dirname(db), "cache"))
         self.proc = subprocess.Popen(
             [binary, "--db", db, "serve"],
             stdin=subprocess.PIPE,

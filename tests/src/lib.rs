@@ -51,9 +51,11 @@ impl Default for Fixture {
     }
 }
 
-/// The compiled-component cache shared by every test of a run.
+/// The compiled-component cache shared by every test of a run. It lives in this crate's build
+/// directory under `target/`, not in a world-writable temp dir: the host loads cache entries
+/// as trusted compiled code.
 pub fn shared_cache() -> PathBuf {
-    std::env::temp_dir().join("scratchpad-test-cache")
+    PathBuf::from(concat!(env!("OUT_DIR"), "/component-cache"))
 }
 
 /// The probe component configured with tool prefix `prefix`, loaded as plugin `name`.

@@ -215,6 +215,34 @@ async fn filling_the_storage_quota_is_an_error_value_the_plugin_handles() {
 }
 
 #[tokio::test]
+async fn storing_one_observation_over_and_over_fills_the_blob_quota_and_is_refused_as_a_value() {
+    let fx = Fixture::new();
+    let quota = 1 << 20;
+    let host = hostile(&fx, limits(|l| l.blob_quota_bytes = quota), json!({ "resultMode": "hoard" })).await;
+    let t = turn("s", "t1");
+    let observation = scratchpad_host::Observation::text("o".repeat(300_000));
+    let call = scratchpad_host::ToolCall::new("fetch", "{}", 1);
+
+    let seen = host.after_tool_result(&t, &call, &observation).await.expect("a quota hit is a value, not a trap");
+    // Three 300,000-byte copies fit in 1 MiB; the fourth would not, counting the call's own.
+    let expected = format!("stored 3 copies, then: quota exceeded: used 900000 + requested 300000 > limit {quota}");
+    assert_eq!(seen.replacement.as_deref(), Some(expected.as_str()));
+    let stored = host.observations("s").await.unwrap();
+    assert_eq!(stored.len(), 3, "the copies within the quota are committed with the call");
+    assert!(stored.iter().map(|e| e.size_bytes).sum::<u64>() <= quota);
+
+    // The next call counts what is stored: not one more copy fits.
+    let again = host.after_tool_result(&turn("s", "t1"), &call, &observation).await.unwrap();
+    let expected = format!("stored 0 copies, then: quota exceeded: used 900000 + requested 300000 > limit {quota}");
+    assert_eq!(again.replacement.as_deref(), Some(expected.as_str()));
+    assert_eq!(host.observations("s").await.unwrap().len(), 3);
+    // Another session has its own quota.
+    let other = host.after_tool_result(&turn("other", "t1"), &call, &observation).await.unwrap();
+    assert!(other.replacement.unwrap().starts_with("stored 3 copies"));
+    still_serving(&host).await;
+}
+
+#[tokio::test]
 async fn offering_an_undeclared_tool_breaks_the_contract_and_keeps_nothing() {
     let fx = Fixture::new();
     let host = hostile(&fx, Limits::default(), json!({"listMode": "undeclared"})).await;

@@ -253,3 +253,36 @@ async fn a_100_mb_observation_is_offloaded_while_guest_memory_stays_flat() {
         read(&host, &t1, json!({ "scratchpad_id": id, "mode": "range", "start": start, "end": big.len() })).await;
     assert_eq!(slice.unwrap()["content"], big[start..]);
 }
+
+#[tokio::test]
+async fn past_the_blob_quota_the_model_gets_the_summary_and_the_reason() {
+    let fx = Fixture::new();
+    let limits = Limits { call_timeout: Duration::from_secs(10), blob_quota_bytes: 200_000, ..Limits::default() };
+    let host = fx.open(vec![observations(json!({})).with_limits(limits)]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    let t1 = turn("s", "t1");
+    let first = offload(&host, &t1, 1, Observation::text(big_log())).await;
+    assert_eq!(first["scratchpad_id"].as_str().map(str::len), Some(16));
+    let second = offload(&host, &t1, 2, Observation::text(big_log())).await;
+    assert!(second["scratchpad_id"].is_string(), "two 89,042-byte entries fit in 200,000 bytes");
+    let third = offload(&host, &t1, 3, Observation::text(big_log())).await;
+    assert!(third.get("scratchpad_id").is_none(), "{third}");
+    assert!(third["summary"].as_str().unwrap().contains("LAST_CRITICAL_EVENT"), "the summary is still shown");
+    let note = third["_note"].as_str().unwrap();
+    assert!(note.contains("use 178084 of their 200000 bytes and this one has 89042"), "{note}");
+    assert_eq!(host.observations("s").await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_tools_ttl_seconds_metadata_gives_its_entry_its_own_lifetime() {
+    let fx = Fixture::new();
+    let host = fx.open(vec![observations(json!({}))]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    let t1 = turn("s", "t1");
+    let short = Observation::text(big_log()).with_metadata(json!({ "ttl_seconds": 60 }));
+    offload(&host, &t1, 1, short).await;
+    offload(&host, &t1, 2, Observation::text(big_log())).await;
+    let entries = host.observations("s").await.unwrap();
+    let lifetimes: Vec<u64> = entries.iter().map(|e| e.expires_at_ms - e.created_at_ms).collect();
+    assert_eq!(lifetimes, [60_000, 3_600_000]);
+}

@@ -8,7 +8,7 @@
 use sha2::{Digest, Sha256};
 use wasmtime::component::Resource;
 
-use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry};
+use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry, Quota};
 use crate::capabilities::CallState;
 use crate::capabilities::observation::{MAX_READ_BYTES, ObservationData, to_wit_kind};
 use crate::db::blobs::{self, BlobEntry, PendingBlob};
@@ -53,18 +53,27 @@ impl CallState {
 }
 
 impl Host for CallState {
-    fn store(
+    async fn store(
         &mut self,
         content: Resource<ObservationData>,
         entry: NewEntry,
     ) -> wasmtime::Result<Result<String, BlobError>> {
-        if self.blob_scope.is_none() {
+        let Some((db, plugin, session)) = self.blob_scope.clone() else {
             return Ok(Err(BlobError::Invalid("there is no session in this call".into())));
-        }
+        };
         if entry.ttl_seconds == 0 {
             return Ok(Err(BlobError::Invalid("ttl-seconds must be at least 1".into())));
         }
         let facts = self.table.get(&content)?.0.clone();
+        // The quota counts the session's live entries and this call's pending ones, so storing
+        // one observation many times fills it like storing many.
+        let stored = db.run(move |conn| blobs::live_bytes(conn, &plugin, &session, now_ms() as u64)).await?;
+        let pending: u64 = self.pending_blobs.iter().map(|b| b.content.bytes.len() as u64).sum();
+        let (used, requested, limit) =
+            (stored + pending, facts.bytes.len() as u64, self.plugin.limits.blob_quota_bytes);
+        if used.saturating_add(requested) > limit {
+            return Ok(Err(BlobError::QuotaExceeded(Quota { used, requested, limit })));
+        }
         let id = self.new_id(&entry.turn_id, entry.step);
         let created_at_ms = now_ms() as u64;
         let expires_at_ms = created_at_ms.saturating_add(entry.ttl_seconds.saturating_mul(1000));

@@ -119,6 +119,17 @@ pub(crate) fn stat(conn: &Connection, plugin: &str, session: &str, id: &str) -> 
     Ok(conn.query_row(&sql, params![id, plugin, session], read_entry).optional()?)
 }
 
+/// Bytes of `plugin`'s entries in `session` that have not expired at `now_ms` (what the blob
+/// quota counts).
+pub(crate) fn live_bytes(conn: &Connection, plugin: &str, session: &str, now_ms: u64) -> Result<u64> {
+    let bytes: i64 = conn.query_row(
+        "SELECT COALESCE(SUM(size_bytes), 0) FROM observations WHERE plugin = ?1 AND session = ?2 AND expires_at >= ?3",
+        params![plugin, session, now_ms as f64 / 1000.0],
+        |r| r.get(0),
+    )?;
+    Ok(bytes as u64)
+}
+
 /// Entries of `plugin` in `session` (of one turn when `turn_id` is given), oldest first.
 pub(crate) fn list(
     conn: &Connection,

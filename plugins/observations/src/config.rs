@@ -13,7 +13,8 @@
 //! | `defaultReadChars` | int ≥ 1 | `2000`    | `n` of `scratchpad_read` head/tail when not given |
 //! | `fullWarnBytes`    | int ≥ 0 | `65536`   | `full` on a larger entry works but the result carries a `warning` |
 //! | `grepMaxMatches`   | int ≥ 1 | `20`      | `max_matches` of `scratchpad_read` grep when not given |
-//! | `maxReadBytes`     | int ≥ 1 | `262144`  | most content bytes one read (or one `{{stepN.content}}`) returns |
+//! | `maxReadBytes`     | int ≥ 1 | `262144`  | most content bytes one `scratchpad_read` returns |
+//! | `maxArgumentBytes` | int ≥ 1 | `1000000` | most bytes a call's arguments may have after `{{stepN.field}}` is resolved |
 //!
 //! `thresholdBytes` compares with the observation's size in bytes as the host holds it: when a
 //! tool's result is JSON text, that is the size of the JSON text (seed 004's
@@ -21,7 +22,8 @@
 //!
 //! `maxReadBytes` should stay well below the host's per-call output cap (`output_bytes`, 1 MiB
 //! by default): a result is JSON, so newlines and quotes in the content take two bytes and
-//! base64 takes four bytes for three.
+//! base64 takes four bytes for three. `maxArgumentBytes` must stay below that cap too: the
+//! rewritten arguments are `before-tool-call`'s output.
 //!
 //! Unknown keys and wrongly typed values are errors; [`Config::from_json`] collects every one
 //! of them into a single message so a user fixes the config in one pass.
@@ -47,9 +49,11 @@ pub struct Config {
     pub full_warn_bytes: u64,
     /// `max_matches` of `scratchpad_read` grep when the call does not give it.
     pub grep_max_matches: u64,
-    /// The most content bytes a single read returns (longer reads are cut, with a note), and the
-    /// largest content a `{{stepN.content}}` reference may bring into a call's arguments.
+    /// The most content bytes a single read returns (longer reads are cut, with a note).
     pub max_read_bytes: u64,
+    /// The most bytes a call's arguments may have once `{{stepN.field}}` references are
+    /// resolved (they are `before-tool-call`'s output, under the host's output cap).
+    pub max_argument_bytes: u64,
 }
 
 impl Default for Config {
@@ -64,6 +68,7 @@ impl Default for Config {
             full_warn_bytes: 64 * 1024,
             grep_max_matches: 20,
             max_read_bytes: 256 * 1024,
+            max_argument_bytes: 1_000_000,
         }
     }
 }
@@ -79,6 +84,7 @@ const KEYS: &[&str] = &[
     "fullWarnBytes",
     "grepMaxMatches",
     "maxReadBytes",
+    "maxArgumentBytes",
 ];
 
 impl Config {
@@ -107,6 +113,7 @@ impl Config {
             "fullWarnBytes" => self.full_warn_bytes = integer(key, value, 0)?,
             "grepMaxMatches" => self.grep_max_matches = integer(key, value, 1)?,
             "maxReadBytes" => self.max_read_bytes = integer(key, value, 1)?,
+            "maxArgumentBytes" => self.max_argument_bytes = integer(key, value, 1)?,
             _ => return Err(format!("unknown key `{key}` (known keys: {})", KEYS.join(", "))),
         }
         Ok(())
@@ -141,7 +148,8 @@ mod tests {
     fn every_key_is_read() {
         let config = Config::from_json(
             r#"{"enabled": false, "thresholdBytes": 0, "ttlSeconds": 60, "headChars": 10, "tailChars": 0,
-                "defaultReadChars": 7, "fullWarnBytes": 100, "grepMaxMatches": 3, "maxReadBytes": 999}"#,
+                "defaultReadChars": 7, "fullWarnBytes": 100, "grepMaxMatches": 3, "maxReadBytes": 999,
+                "maxArgumentBytes": 5000}"#,
         )
         .unwrap();
         let expected = Config {
@@ -154,6 +162,7 @@ mod tests {
             full_warn_bytes: 100,
             grep_max_matches: 3,
             max_read_bytes: 999,
+            max_argument_bytes: 5000,
         };
         assert_eq!(config, expected);
     }

@@ -47,22 +47,33 @@ pub fn offload<B: Blobs + ?Sized>(
         return None;
     }
     let summary = summary(observation, config);
+    let metadata = metadata(&observation.metadata());
     let new = NewEntry {
         turn_id: turn.turn_id.clone(),
         step: call.step,
         tool: call.name.clone(),
         summary: summary.clone(),
-        ttl_seconds: config.ttl_seconds,
+        ttl_seconds: ttl_seconds(&metadata, config),
     };
     let stored = blobs.store(observation, new);
     let (scratchpad_id, note) = match &stored {
         Ok(id) => (Some(id.as_str()), NOTE.to_owned()),
-        Err(BlobError::NotFound(reason) | BlobError::Invalid(reason)) => (
-            None,
-            format!(
-                "Large observation could not be saved in the scratchpad ({reason}); only this summary is available."
-            ),
-        ),
+        Err(error) => {
+            let reason = match error {
+                BlobError::NotFound(reason) | BlobError::Invalid(reason) => reason.clone(),
+                BlobError::QuotaExceeded(q) => format!(
+                    "this session's saved observations use {} of their {} bytes and this one has {}",
+                    q.used, q.limit, q.requested
+                ),
+            };
+            (
+                None,
+                format!(
+                    "Large observation could not be saved in the scratchpad ({reason}); only this summary is \
+                     available."
+                ),
+            )
+        }
     };
     let synthetic = Synthetic {
         ok: true,
@@ -70,10 +81,16 @@ pub fn offload<B: Blobs + ?Sized>(
         size_bytes,
         kind: kind_name(observation.kind()),
         summary: &summary,
-        metadata: metadata(&observation.metadata()),
+        metadata,
         note,
     };
     Some(serde_json::to_string(&synthetic).expect("a synthetic observation serialises"))
+}
+
+/// The entry's time to live: the tool's `ttl_seconds` metadata when it is a positive integer
+/// (seed 004's per-entry TTL), else the configured `ttlSeconds`.
+fn ttl_seconds(metadata: &Value, config: &Config) -> u64 {
+    metadata.get("ttl_seconds").and_then(Value::as_u64).filter(|&t| t > 0).unwrap_or(config.ttl_seconds)
 }
 
 /// The tool's metadata as a JSON value: the object the host gave, `{}` if it was not one.

@@ -342,6 +342,11 @@ fn blob_error(id: &str, error: BlobError) -> ToolError {
     match error {
         BlobError::NotFound(_) => ToolError::NotFound(not_found_message(id)),
         BlobError::Invalid(message) => ToolError::Failed(format!("reading scratchpad entry `{id}` failed: {message}")),
+        // Reads never store, so the quota cannot be the reason; say what the host said.
+        BlobError::QuotaExceeded(q) => ToolError::Failed(format!(
+            "reading scratchpad entry `{id}` failed: the host reported its quota ({} of {} bytes)",
+            q.used, q.limit
+        )),
     }
 }
 

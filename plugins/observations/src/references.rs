@@ -13,7 +13,9 @@
 //!   value is substituted as is, any other value as its JSON text.
 //! - An unknown step or field, a step that was not offloaded, an expired entry and the
 //!   `content` of a binary entry are `invalid-arguments` errors that block the call with the
-//!   reason, never an empty string. Content larger than `maxReadBytes` is `rejected`.
+//!   reason, never an empty string. Arguments that would grow past `maxArgumentBytes` (1 MB by
+//!   default, under the host's 1 MiB output cap) are `rejected` with the sizes, so seed 004's
+//!   800 KB file passes whole.
 //! - Arguments without references (or that are not JSON) are left untouched (`Ok(None)`).
 
 use std::collections::HashMap;
@@ -54,7 +56,21 @@ pub fn resolve<B: Blobs + ?Sized>(
     };
     let entries = blobs.list_turn(&turn.turn_id);
     let mut resolver = Resolver { blobs, config, call, entries, cache: HashMap::new() };
-    Ok(resolver.walk(&mut value)?.then(|| value.to_string()))
+    if !resolver.walk(&mut value)? {
+        return Ok(None);
+    }
+    let rewritten = value.to_string();
+    if rewritten.len() as u64 > config.max_argument_bytes {
+        return Err(ToolError::Rejected(format!(
+            "resolving the references would make the arguments of `{}` {} bytes long, more than the {} bytes a \
+             call's arguments may have; pass {{{{stepN.scratchpad_id}}}} and read the content with scratchpad_read \
+             instead",
+            call.name,
+            rewritten.len(),
+            config.max_argument_bytes
+        )));
+    }
+    Ok(Some(rewritten))
 }
 
 struct Resolver<'a, B: Blobs + ?Sized> {
@@ -189,11 +205,11 @@ impl<B: Blobs + ?Sized> Resolver<'_, B> {
                 entry.size_bytes
             )));
         }
-        if entry.size_bytes > self.config.max_read_bytes {
+        if entry.size_bytes > self.config.max_argument_bytes {
             return Err(ToolError::Rejected(format!(
-                "`{reference}`: the content of step {step} is {} bytes, more than the {} bytes a reference may \
-                 bring into a call's arguments",
-                entry.size_bytes, self.config.max_read_bytes
+                "`{reference}`: the content of step {step} is {} bytes, more than the {} bytes a call's arguments \
+                 may have; pass {{{{step{step}.scratchpad_id}}}} and read it with scratchpad_read instead",
+                entry.size_bytes, self.config.max_argument_bytes
             )));
         }
         let bytes = EntryReader::new(self.blobs, entry).bytes(0, entry.size_bytes)?;

@@ -24,6 +24,21 @@ pub(crate) fn print_json(value: &serde_json::Value) {
 
 /// Prints an error (JSON on stdout with `--json`, text on stderr otherwise) and picks the
 /// exit status.
+/// Reports a command line clap refused: as JSON on stdout when `--json` is among the
+/// arguments (so a machine reader gets JSON even for a usage error), else clap's own text.
+/// Help and version requests are not errors. Exit status 2, as for every usage error.
+pub(crate) fn report_usage(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let json = std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json");
+    if json && !matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let message = error.render().to_string();
+        let message = message.trim().strip_prefix("error: ").unwrap_or(message.trim()).to_owned();
+        print_json(&json!({ "ok": false, "error": { "code": "usage", "message": message } }));
+        return ExitCode::from(2);
+    }
+    error.exit()
+}
+
 pub(crate) fn report_error(error: &anyhow::Error, json: bool) -> ExitCode {
     let (code, status) = match error.downcast_ref::<Error>() {
         Some(e @ (Error::Plugin { .. } | Error::Load { .. })) => (e.code(), 3),

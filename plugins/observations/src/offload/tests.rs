@@ -74,6 +74,19 @@ fn the_entry_records_turn_step_tool_summary_and_ttl() {
 }
 
 #[test]
+fn a_tools_ttl_seconds_metadata_sets_that_entrys_ttl() {
+    let mut h = Harness::new("{}");
+    let short = FakeObservation::text(&"x".repeat(5000)).with_metadata(r#"{"ttl_seconds": 60, "path": "/a"}"#);
+    let id = h.offload_id("t1", 1, &short);
+    assert_eq!(h.blobs.entry(&id).expires_at_ms - h.blobs.entry(&id).created_at_ms, 60_000);
+    // Anything but a positive integer leaves the configured TTL.
+    for bad in [r#"{"ttl_seconds": 0}"#, r#"{"ttl_seconds": "60"}"#, r#"{"ttl_seconds": -5}"#] {
+        let id = h.offload_id("t1", 2, &FakeObservation::text(&"x".repeat(5000)).with_metadata(bad));
+        assert_eq!(h.blobs.entry(&id).expires_at_ms - h.blobs.entry(&id).created_at_ms, 3_600_000, "{bad}");
+    }
+}
+
+#[test]
 fn the_default_ttl_is_one_hour() {
     let mut h = Harness::new("{}");
     let id = h.offload_id("t1", 1, &FakeObservation::text(&"x".repeat(5000)));

@@ -127,12 +127,32 @@ fn the_content_of_a_binary_step_is_an_error() {
 }
 
 #[test]
-fn content_larger_than_max_read_bytes_is_rejected() {
-    let mut h = Harness::new(r#"{"maxReadBytes": 10000}"#);
+fn content_larger_than_max_argument_bytes_is_rejected() {
+    let mut h = Harness::new(r#"{"maxArgumentBytes": 10000}"#);
     h.offload_id("t1", 1, &FakeObservation::text(&"x".repeat(10_001)));
     let error = h.resolve("t1", 2, "fs_write", r#"{"content": "{{step1.content}}"}"#).unwrap_err();
     assert!(matches!(error, ToolError::Rejected(_)), "{error:?}");
     assert!(message(&error).contains("10001 bytes, more than the 10000 bytes"), "{error:?}");
+}
+
+#[test]
+fn arguments_that_would_grow_past_max_argument_bytes_are_rejected_with_their_size() {
+    // 9,000 newlines fit the limit as content but take 18,000 bytes escaped in JSON.
+    let mut h = Harness::new(r#"{"maxArgumentBytes": 10000}"#);
+    h.offload_id("t1", 1, &FakeObservation::text(&"\n".repeat(9_000)));
+    let error = h.resolve("t1", 2, "fs_write", r#"{"content": "{{step1.content}}"}"#).unwrap_err();
+    assert!(matches!(error, ToolError::Rejected(_)), "{error:?}");
+    assert!(message(&error).contains("arguments of `fs_write` 18014 bytes long, more than the 10000"), "{error:?}");
+}
+
+#[test]
+fn seed_004s_800_kb_file_passes_whole_with_the_default_limits() {
+    let mut h = Harness::new("{}");
+    let log = "2026-04-26 10:00:01 INFO a line of a large log\n".repeat(800_000 / 46);
+    h.offload_id("t1", 1, &FakeObservation::text(&log));
+    let args = resolved(&mut h, 2, json!({"content": "{{step1.content}}"}));
+    assert_eq!(args["content"].as_str().unwrap().len(), log.len());
+    assert!(log.len() > 790_000);
 }
 
 #[test]

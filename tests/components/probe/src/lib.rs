@@ -10,11 +10,15 @@
 //! `listMode: "undeclared"` makes `list-tools` store `listed` and offer a tool its manifest
 //! does not declare (`<prefix>.ghost`).
 //!
+//! `resultMode: "hoard"` makes `after-tool-result` store the observation in the blob store
+//! again and again until the host refuses, and answer what happened.
+//!
 //! Every tool takes an optional `mark` argument: a key the probe stores (value `marked`)
 //! before doing its verb, so a test can check the writes of a failed call do not persist.
 
 use scratchpad_plugin_sdk::{
-    Injection, Manifest, Placement, Plugin, Storage, StorageError, ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
+    BlobError, Injection, Manifest, NewEntry, Observation, Placement, Plugin, Storage, StorageError, ToolCall,
+    ToolError, ToolOutput, ToolSpec, Turn, blobs, export_plugin,
 };
 use serde_json::{Value, json};
 
@@ -75,6 +79,31 @@ impl Plugin for Probe {
                 None => Vec::new(),
             },
         }
+    }
+
+    fn after_tool_result(turn: Turn, call: ToolCall, observation: &Observation) -> Option<String> {
+        if config()["resultMode"].as_str() != Some("hoard") {
+            return None;
+        }
+        let mut stored = 0;
+        let refusal = loop {
+            let entry = NewEntry {
+                turn_id: turn.turn_id.clone(),
+                step: call.step,
+                tool: call.name.clone(),
+                summary: "hoarded".into(),
+                ttl_seconds: 3600,
+            };
+            match blobs::store(observation, &entry) {
+                Ok(_) if stored < 10_000 => stored += 1,
+                Ok(_) => break "never refused".to_owned(),
+                Err(BlobError::QuotaExceeded(q)) => {
+                    break format!("quota exceeded: used {} + requested {} > limit {}", q.used, q.requested, q.limit);
+                }
+                Err(other) => break format!("{other:?}"),
+            }
+        };
+        Some(format!("stored {stored} copies, then: {refusal}"))
     }
 
     fn tools(_turn: Turn) -> Vec<ToolSpec> {
