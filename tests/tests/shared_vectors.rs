@@ -124,8 +124,12 @@ async fn replay(vector: &Value) -> Vec<Divergence> {
         expected: expected.clone(),
         actual,
     };
+    let mut plugin = scratchpad(vector["config"].clone());
+    if let Some(quota) = vector.get("limits").and_then(|l| l["storage_quota_bytes"].as_u64()) {
+        plugin.limits.storage_quota_bytes = quota;
+    }
     let fx = Fixture::new();
-    let (host, loaded) = match Host::open(fx.config(vec![scratchpad(vector["config"].clone())])).await {
+    let (host, loaded) = match Host::open(fx.config(vec![plugin])).await {
         Ok(host) => {
             let manifest: Vec<String> = host.plugins()[0].tools.iter().map(|t| t.name.clone()).collect();
             (Some(host), json!({"manifest": manifest}))
@@ -275,7 +279,7 @@ fn a_wrong_expectation_fails_the_python_replay() {
 }
 
 #[test]
-fn the_vectors_cover_every_action_tool_operation_hook_placement_and_refusal() {
+fn the_vectors_cover_every_action_tool_operation_hook_placement_refusal_and_the_quota() {
     let text = std::fs::read_to_string(vectors_path()).unwrap();
     let vectors = vectors();
     let steps: Vec<&Value> = vectors.iter().flat_map(|v| v["steps"].as_array().unwrap()).collect();
@@ -319,6 +323,7 @@ fn the_vectors_cover_every_action_tool_operation_hook_placement_and_refusal() {
         "\"rejected\"",
         "\"not-found\"",
         "\"unknown-tool\"",
+        "storage quota exceeded",
         "\"load_error\"",
         "\"kind\": \"spawn\"",
         "\"kind\": \"fork\"",

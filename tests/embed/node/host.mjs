@@ -110,12 +110,13 @@ function textOf(bytes) {
 }
 
 export class ScratchpadHost {
-  static async open(wasmPath, { config = {}, outDir }) {
+  static async open(wasmPath, { config = {}, outDir, quotaBytes = QUOTA_BYTES }) {
     const { instantiate, modules } = await transpileComponent(wasmPath, outDir);
-    return new ScratchpadHost(instantiate, modules, config);
+    return new ScratchpadHost(instantiate, modules, config, quotaBytes);
   }
 
-  constructor(instantiate, modules, config) {
+  constructor(instantiate, modules, config, quotaBytes = QUOTA_BYTES) {
+    this.quotaBytes = quotaBytes;
     this.instantiate = instantiate;
     this.modules = modules;
     this.configJson = JSON.stringify(config);
@@ -124,7 +125,7 @@ export class ScratchpadHost {
     const sandbox = { preopens: {}, env: {}, args: [], enableNetwork: false }; // grants nothing
     this.imports = { ...new WASIShim({ sandbox }).getImportObject(), ...this.pluginImports() };
     try {
-      this.manifest = this.run(new Scope(new Map(), QUOTA_BYTES), (p) => p.lifecycle.load()).tools.map((t) => t.name);
+      this.manifest = this.run(new Scope(new Map(), this.quotaBytes), (p) => p.lifecycle.load()).tools.map((t) => t.name);
     } catch (error) {
       if (error.payload === undefined) throw error;
       throw new LoadError(error.payload);
@@ -165,7 +166,7 @@ export class ScratchpadHost {
   sessionCall(sessionId, f, commits = () => true) {
     const session = this.sessions.get(sessionId);
     if (!session) throw new Error(`session \`${sessionId}\` does not exist`);
-    const scope = new Scope(session.state, QUOTA_BYTES);
+    const scope = new Scope(session.state, this.quotaBytes);
     let result;
     try {
       result = { ok: true, value: this.run(scope, f) };
@@ -202,7 +203,7 @@ export class ScratchpadHost {
       spawn: { tag: "spawn", val: { parent, copyRequested: origin.copy } },
       fork: { tag: "fork", val: parent },
     }[origin.kind];
-    const scope = new Scope(new Map(), QUOTA_BYTES); // the hook sees empty storage
+    const scope = new Scope(new Map(), this.quotaBytes); // the hook sees empty storage
     const setup = this.run(scope, (p) => p.hooks.beforeSessionCreate({ sessionId, origin: wit }));
     const inherit = parent !== undefined && setup.inheritParentState;
     const state = new Map(inherit ? this.sessions.get(parent).state : []);

@@ -67,7 +67,8 @@ function replay(bindings, vector) {
   let host = null;
   let loaded;
   try {
-    host = new ScratchpadHost(bindings.instantiate, bindings.modules, vector.config);
+    const quota = vector.limits?.storage_quota_bytes;
+    host = new ScratchpadHost(bindings.instantiate, bindings.modules, vector.config, quota);
     loaded = { manifest: host.manifest };
   } catch (error) {
     if (!(error instanceof LoadError)) throw error;

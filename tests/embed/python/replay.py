@@ -66,7 +66,8 @@ def replay(wasm, vector):
     """The divergences of one vector: (step index, expected, actual) triples."""
     steps = vector["steps"]
     try:
-        host = ScratchpadHost(wasm, vector["config"])
+        quota = vector.get("limits", {}).get("storage_quota_bytes")
+        host = ScratchpadHost(wasm, vector["config"], **({"quota_bytes": quota} if quota else {}))
         loaded = {"manifest": host.manifest}
     except LoadError as error:
         host, loaded = None, {"load_error": str(error)}

@@ -72,17 +72,18 @@ def compile_component(wasm_path: str) -> Component:
 
 
 class ScratchpadHost:
-    def __init__(self, wasm_path: str, config: dict | None = None, tokenizer=None):
+    def __init__(self, wasm_path: str, config: dict | None = None, quota_bytes: int = QUOTA_BYTES, tokenizer=None):
         self.engine = ENGINE
         self.component = compile_component(wasm_path)
         self.config_json = json.dumps(config if config is not None else {})
+        self.quota_bytes = quota_bytes
         self.tokenizer = tokenizer
         self.sessions = {}  # id -> {"turn_id", "turn_index", "state": {key: bytes}}
         self.call = None
         self.linker = Linker(self.engine)
         self.linker.add_wasip2()
         self._define_imports()
-        manifest = self._run("lifecycle", "load", Call(Scope({}, QUOTA_BYTES)))
+        manifest = self._run("lifecycle", "load", Call(Scope({}, self.quota_bytes)))
         if isinstance(manifest, str):
             raise LoadError(manifest)
         self.manifest = [tool.name for tool in manifest.tools]
@@ -124,7 +125,8 @@ class ScratchpadHost:
     # -- one call ----------------------------------------------------------------------------
 
     def _run(self, interface: str, function: str, call: Call, *args):
-        """Runs `function` of `interface` in a fresh instance with `call`'s scope."""
+        """Runs `function` of `interface` in a fresh instance with `call`'s scope. An argument may
+        be a function of the store (a resource handle made in it)."""
         store = Store(self.engine)
         store.set_wasi(WasiConfig())  # grants nothing
         store.set_limits(memory_size=MEMORY_BYTES)
@@ -142,7 +144,7 @@ class ScratchpadHost:
     def _session_call(self, session_id: str, interface: str, function: str, *args, commit=lambda _: True):
         """Runs a call on `session_id`'s state and commits its writes when `commit(result)`."""
         session = self.sessions[session_id]
-        call = Call(Scope(session["state"], QUOTA_BYTES))
+        call = Call(Scope(session["state"], self.quota_bytes))
         result = self._run(interface, function, call, *args)
         if commit(result):
             apply(session["state"], call.scope.writes)
@@ -167,9 +169,10 @@ class ScratchpadHost:
         parent = origin[1] if len(origin) > 1 else None
         if parent is not None and parent not in self.sessions:
             raise ValueError(f"parent session `{parent}` does not exist")
-        wit_origin = {"new": None, "spawn": lambda: record(parent=parent, copy_requested=origin[-1]), "fork": parent}
-        info = record(session_id=session_id, origin=resolve(wit_origin[origin[0]]))
-        call = Call(Scope({}, QUOTA_BYTES))  # the hook sees empty storage
+        # wasmtime-py lowers this variant by the payload's type: None (new), a record (spawn), a str (fork).
+        wit_origin = record(parent=parent, copy_requested=origin[2]) if origin[0] == "spawn" else parent
+        info = record(session_id=session_id, origin=wit_origin)
+        call = Call(Scope({}, self.quota_bytes))  # the hook sees empty storage
         setup = self._run("hooks", "before-session-create", call, info)
         inherit = parent is not None and getattr(setup, "inherit-parent-state")
         state = dict(self.sessions[parent]["state"]) if inherit else {}
@@ -224,10 +227,6 @@ class ScratchpadHost:
     def state(self, session_id: str) -> dict:
         """Every key the component stores for the session."""
         return dict(self.sessions[session_id]["state"])
-
-
-def resolve(value):
-    return value() if callable(value) else value
 
 
 def storage_result(refusal):
