@@ -43,24 +43,54 @@ pub fn truncate_chars(text: &str, max: usize) -> &str {
     }
 }
 
-/// The longest prefix of `text`, cut at a char boundary, that counts at most `max` tokens
-/// (binary search: about log2(chars) tokenizer calls).
+/// Longest word (chars, with the whitespace before it) whose every prefix [`truncate_tokens`]
+/// tries; in a longer one (a URL, a hash, base64) it searches.
+const SCANNED_WORD_CHARS: usize = 32;
+
+/// The longest prefix of `text`, cut at a char boundary, that counts at most `max` tokens.
+///
+/// Prefix counts of a BPE tokenizer grow with the prefix at word ends, but not inside a word:
+/// a cut word can count more tokens than the whole word (in cl100k_base "fiv" is two tokens,
+/// "five" one), so a binary search over every char can stop inside a word that fits whole.
+/// Hence a binary search over word ends for the last one within the budget (about log2(words)
+/// tokenizer calls), then the longest prefix of the next word that fits: every prefix of it,
+/// longest first, or a binary search in a word longer than [`SCANNED_WORD_CHARS`].
 pub fn truncate_tokens<'s>(text: &'s str, max: u32, tokens: &impl Tokenizer) -> &'s str {
     if tokens.count(text) <= max {
         return text;
     }
-    // ends[k] is the byte length of the first k chars.
-    let ends: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
-    let (mut fits, mut too_long) = (0, ends.len() - 1);
-    while too_long - fits > 1 {
-        let mid = fits + (too_long - fits) / 2;
-        if tokens.count(&text[..ends[mid]]) <= max {
-            fits = mid;
+    let fits = |end: usize| tokens.count(&text[..end]) <= max;
+    // Byte offsets where a word ends (a non-whitespace char followed by whitespace).
+    let word_ends = text
+        .char_indices()
+        .zip(text.chars().skip(1))
+        .filter_map(|((at, c), next)| (!c.is_whitespace() && next.is_whitespace()).then_some(at + c.len_utf8()));
+    let cuts: Vec<usize> = [0].into_iter().chain(word_ends).chain([text.len()]).collect();
+    let word = last_fitting(&cuts, fits);
+    let (start, end) = (cuts[word], cuts[word + 1]);
+    // The next word's char boundaries: `start` fits, `end` does not.
+    let chars: Vec<usize> = text[start..end].char_indices().map(|(i, _)| start + i).chain([end]).collect();
+    let kept = if chars.len() - 1 <= SCANNED_WORD_CHARS {
+        chars.iter().rev().skip(1).copied().find(|&cut| cut == start || fits(cut)).unwrap_or(start)
+    } else {
+        chars[last_fitting(&chars, fits)]
+    };
+    &text[..kept]
+}
+
+/// The index of the last of `cuts` (increasing; the first fits, the last does not) that fits,
+/// by binary search.
+fn last_fitting(cuts: &[usize], fits: impl Fn(usize) -> bool) -> usize {
+    let (mut fitting, mut too_long) = (0, cuts.len() - 1);
+    while too_long - fitting > 1 {
+        let mid = fitting + (too_long - fitting) / 2;
+        if fits(cuts[mid]) {
+            fitting = mid;
         } else {
             too_long = mid;
         }
     }
-    &text[..ends[fits]]
+    fitting
 }
 
 /// What a truncation cut off, for the response.
@@ -181,7 +211,7 @@ pub fn refs_usage(count: usize, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{ChattyTokenizer, WordTokenizer};
+    use crate::testing::{ChattyTokenizer, PartialWordTokenizer, WordTokenizer};
 
     const CHARS: TextLimit = TextLimit { max_chars: 5, max_tokens: None };
 
@@ -212,6 +242,24 @@ mod tests {
         let text = "😀😀😀😀😀";
         let kept = truncate_tokens(text, 2, &ChattyTokenizer);
         assert_eq!(kept, "😀😀");
+    }
+
+    #[test]
+    fn token_truncation_keeps_a_whole_word_that_fits_though_its_cut_prefixes_count_more() {
+        // Like cl100k_base's "fiv" (2 tokens) and "five" (1): a cut word costs more than the whole.
+        let text = "aa bb cc dddd eeeee";
+        assert_eq!(PartialWordTokenizer.count("aa bb cc ddd"), 8);
+        assert_eq!(PartialWordTokenizer.count("aa bb cc dddd"), 7);
+        assert_eq!(truncate_tokens(text, 7, &PartialWordTokenizer), "aa bb cc dddd");
+        assert_eq!(truncate_tokens(text, 9, &PartialWordTokenizer), "aa bb cc dddd eeee");
+    }
+
+    #[test]
+    fn token_truncation_inside_a_long_word_keeps_a_prefix_within_the_budget() {
+        let text = "x".repeat(SCANNED_WORD_CHARS * 3 + 1);
+        let kept = truncate_tokens(&text, 1, &PartialWordTokenizer);
+        assert!(!kept.is_empty() && text.starts_with(kept));
+        assert_eq!(PartialWordTokenizer.count(kept), 1);
     }
 
     #[test]

@@ -23,6 +23,18 @@ impl Tokenizer for ChattyTokenizer {
     }
 }
 
+/// A fake tokenizer in which a cut word can cost more than the whole word, as with BPE: per
+/// whitespace-separated word, 1 token for an even number of chars, 2 for an odd number; and 1
+/// per whitespace char.
+pub struct PartialWordTokenizer;
+
+impl Tokenizer for PartialWordTokenizer {
+    fn count(&self, text: &str) -> u32 {
+        let words: u32 = text.split_whitespace().map(|word| if word.chars().count() % 2 == 0 { 1 } else { 2 }).sum();
+        words + text.chars().filter(|c| c.is_whitespace()).count() as u32
+    }
+}
+
 /// A turn of session `s1` with the given index.
 pub fn turn(index: u32) -> Turn {
     Turn {

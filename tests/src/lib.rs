@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use scratchpad_host::{Error, Host, HostConfig, Limits, PluginSpec, ToolErrorKind, TurnContext};
 use tempfile::TempDir;
 
+pub mod runtimes;
+
 /// Paths of the test components built by `tests/build.rs`.
 pub mod components {
     include!(concat!(env!("OUT_DIR"), "/test_components.rs"));

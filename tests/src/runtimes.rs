@@ -1,0 +1,117 @@
+//! The other runtimes the embedding tests drive (Node with jco, Python with wasmtime-py), with
+//! their pinned packages installed when missing: never skipped, so a runtime that cannot be
+//! installed fails the test with the reason.
+//!
+//! - Node: `tests/embed/node`, installed with `npm ci` from its `package-lock.json` into its
+//!   `node_modules` (gitignored).
+//! - Python: the pins of `tests/embed/python/requirements.txt`; when the interpreter does not
+//!   already have exactly those versions they are installed into `target/python-embed-deps`
+//!   (never into the system).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// Serializes installs: tests of one binary run in parallel and would race on the same
+/// directories.
+static INSTALL: Mutex<()> = Mutex::new(());
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// Where generated files of these tests go (under the gitignored `target/`).
+pub fn generated_dir(name: &str) -> PathBuf {
+    root().join("target/embed").join(name)
+}
+
+fn run(command: &mut Command, what: &str) -> Output {
+    let output = command.output().unwrap_or_else(|e| panic!("{what}: could not start {command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// A `node` command to run in `tests/embed/node`, whose pinned packages are installed.
+pub fn node() -> Command {
+    let dir = root().join("tests/embed/node");
+    let _guard = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    run(Command::new("node").arg("--version"), "Node.js is required for the jco embedding test (node)");
+    // `npm ls` exits non-zero when a dependency is missing or not the locked version.
+    let installed = Command::new("npm")
+        .args(["ls", "--depth=0"])
+        .current_dir(&dir)
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !installed {
+        run(
+            Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir),
+            "installing tests/embed/node's locked packages (npm ci)",
+        );
+    }
+    let mut node = Command::new("node");
+    node.current_dir(dir);
+    node
+}
+
+/// A `python3` command that imports exactly the pinned versions of
+/// `tests/embed/python/requirements.txt`.
+pub fn python() -> Command {
+    let requirements = root().join("tests/embed/python/requirements.txt");
+    let deps = root().join("target/python-embed-deps");
+    let pins = pins(&requirements);
+    let _guard = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    run(Command::new("python3").arg("--version"), "Python 3 is required for the wasmtime-py embedding test (python3)");
+    if has_pins(&pins, None) {
+        return Command::new("python3");
+    }
+    if !has_pins(&pins, Some(&deps)) {
+        run(
+            Command::new("python3")
+                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade", "--target"])
+                .arg(&deps)
+                .arg("-r")
+                .arg(&requirements),
+            "installing tests/embed/python/requirements.txt into target/python-embed-deps (pip)",
+        );
+        assert!(has_pins(&pins, Some(&deps)), "pip installed other versions than {requirements:?} pins: {pins:?}");
+    }
+    let mut python = Command::new("python3");
+    python.env("PYTHONPATH", deps);
+    python
+}
+
+/// The `name==version` lines of a requirements file.
+fn pins(requirements: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(requirements).unwrap_or_else(|e| panic!("reading {requirements:?}: {e}"));
+    let pins: Vec<(String, String)> = text
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or_default().trim())
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let (name, version) =
+                line.split_once("==").unwrap_or_else(|| panic!("{requirements:?}: `{line}` is not pinned with =="));
+            (name.trim().to_owned(), version.trim().to_owned())
+        })
+        .collect();
+    assert!(!pins.is_empty(), "{requirements:?} pins nothing");
+    pins
+}
+
+/// Whether `python3` (with `pythonpath` first on its path) has exactly these versions.
+fn has_pins(pins: &[(String, String)], pythonpath: Option<&Path>) -> bool {
+    let checks: Vec<String> = pins.iter().map(|(name, version)| format!("v({name:?}) == {version:?}")).collect();
+    let script = format!("from importlib.metadata import version as v\nassert {}", checks.join(" and "));
+    let mut probe = Command::new("python3");
+    probe.args(["-c", &script]);
+    if let Some(path) = pythonpath {
+        probe.env("PYTHONPATH", path);
+    }
+    probe.output().is_ok_and(|output| output.status.success())
+}

@@ -1,0 +1,42 @@
+//! The README's embedding examples for Node (jco) and Python (wasmtime-py) are files the suite
+//! runs, `tests/embed/node/example.mjs` and `tests/embed/python/example.py`: each sets a plan
+//! in a session and prints what the next turn injects, which must be exactly what the Rust
+//! host would inject.
+
+use scratchpad_tests::runtimes;
+
+/// What both examples print: the tool's answer, then the block for turn 2 (seed 001's format).
+const EXPECTED: &str = "Plan set.\n\
+                        Usage: notes 0/8000 chars; plan 18/2000 chars; refs 0/50 items\n\
+                        prepend-context:\n\
+                        [Session Scratchpad - your persistent working memory]\n\
+                        ## Plan\n\
+                        1. Fix X\n\
+                        2. Test Y\n\
+                        [End Scratchpad]\n";
+
+fn component() -> &'static str {
+    scratchpad_host::embedded::component_path("scratchpad").expect("the scratchpad component is built")
+}
+
+fn stdout_of(mut command: std::process::Command) -> String {
+    let output = command.output().unwrap_or_else(|e| panic!("running {command:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{command:?} failed:\n{stdout}\n{stderr}");
+    stdout
+}
+
+#[test]
+fn the_node_example_sets_a_plan_and_gets_the_block_for_the_next_turn() {
+    let mut node = runtimes::node();
+    node.arg("example.mjs").arg(component()).arg(runtimes::generated_dir("jco"));
+    assert_eq!(stdout_of(node), EXPECTED);
+}
+
+#[test]
+fn the_python_example_sets_a_plan_and_gets_the_block_for_the_next_turn() {
+    let mut python = runtimes::python();
+    python.arg(runtimes::root().join("tests/embed/python/example.py")).arg(component());
+    assert_eq!(stdout_of(python), EXPECTED);
+}
