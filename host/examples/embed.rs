@@ -1,11 +1,12 @@
 //! Embedding the scratchpad host in a Rust agent runtime, in the order a runtime calls it.
 //!
-//! Run with `cargo run -p scratchpad-host --example embed`.
+//! Run with `cargo run -p scratchpad-host --example embed`; `host/tests/embed_example.rs` runs it
+//! in the test suite, and the README shows an excerpt of it.
 
 use scratchpad_host::{Error, Host, HostConfig, Observation, Origin, ToolCall, TurnContext};
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     // The embedded first-party plugins, over a database of our own.
     let host = Host::open(HostConfig::with_database(dir.path().join("agent.db"))).await?;

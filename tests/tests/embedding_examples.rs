@@ -40,3 +40,29 @@ fn the_python_example_sets_a_plan_and_gets_the_block_for_the_next_turn() {
     python.arg(runtimes::root().join("tests/embed/python/example.py")).arg(component());
     assert_eq!(stdout_of(python), EXPECTED);
 }
+
+/// The code lines of the README's fenced block that follows `heading`.
+fn readme_block(heading: &str, fence: &str) -> Vec<String> {
+    let readme = include_str!("../../README.md");
+    let section = &readme[readme.find(heading).unwrap_or_else(|| panic!("the README has `{heading}`"))..];
+    let start = section.find(fence).expect("the section has a code block") + fence.len();
+    let end = start + section[start..].find("```").expect("the code block ends");
+    section[start..end].lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect()
+}
+
+#[test]
+fn the_readme_shows_exactly_the_example_files_the_suite_runs() {
+    let other = "## Other runtimes: the same component in Node and Python";
+    for (heading, fence, file, source) in [
+        ("## Embedding from Rust", "```rust", "embed.rs", include_str!("../../host/examples/embed.rs")),
+        (other, "```js", "example.mjs", include_str!("../embed/node/example.mjs")),
+        (other, "```python", "example.py", include_str!("../embed/python/example.py")),
+    ] {
+        let lines: Vec<&str> = source.lines().map(str::trim).collect();
+        let block = readme_block(heading, fence);
+        assert!(block.len() >= 8, "the README shows the {file} example");
+        for line in block {
+            assert!(lines.contains(&line.as_str()), "README line not in {file}: {line}");
+        }
+    }
+}
