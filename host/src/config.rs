@@ -5,6 +5,7 @@
 //! cache_dir = "/var/cache/scratchpad"          # default: $XDG_CACHE_HOME/scratchpad
 //! tokenizer = "cl100k_base"                    # or "o200k_base"
 //! instance_allocation = "pooling"              # or "on-demand"
+//! warm_instances = 2                           # per plugin, made ahead of their call
 //!
 //! [limits]                 # defaults for every plugin
 //! call_timeout_ms = 500
@@ -167,6 +168,10 @@ pub struct HostConfig {
     pub max_concurrent_calls: u32,
     /// How instances get their memory. Default: a pool.
     pub instance_allocation: InstanceAllocation,
+    /// Fresh instances of each plugin made ahead of their call, so a call does not wait for
+    /// instantiation (each still serves exactly one call). Default 2; 0 instantiates in the
+    /// call.
+    pub warm_instances: u32,
     /// The embedding runtime's summarizer, which writes the rolling checkpoints plugins ask
     /// for (seed 002; see [`crate::checkpoints`]). Default: none, and plugins are told so
     /// (`checkpoints.available`); set it in code, as only the runtime has a model.
@@ -182,6 +187,7 @@ impl std::fmt::Debug for HostConfig {
             .field("plugins", &self.plugins)
             .field("max_concurrent_calls", &self.max_concurrent_calls)
             .field("instance_allocation", &self.instance_allocation)
+            .field("warm_instances", &self.warm_instances)
             .field("summarizer", &self.summarizer.as_ref().map(|_| "…"))
             .finish()
     }
@@ -196,6 +202,7 @@ impl Default for HostConfig {
             plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
             max_concurrent_calls: 64,
             instance_allocation: InstanceAllocation::default(),
+            warm_instances: 2,
             summarizer: None,
         }
     }
@@ -237,6 +244,9 @@ impl HostConfig {
         }
         if let Some(allocation) = file.instance_allocation {
             config.instance_allocation = allocation;
+        }
+        if let Some(n) = file.warm_instances {
+            config.warm_instances = n;
         }
         if let Some(n) = file.max_concurrent_calls {
             if n == 0 {
@@ -301,6 +311,7 @@ struct FileConfig {
     tokenizer: Option<Encoding>,
     max_concurrent_calls: Option<u32>,
     instance_allocation: Option<InstanceAllocation>,
+    warm_instances: Option<u32>,
     #[serde(default)]
     limits: FileLimits,
     #[serde(default)]

@@ -32,7 +32,7 @@ impl Host {
     pub async fn before_query(&self, turn: &TurnContext, message: &str) -> Result<Prompt> {
         let _guard = self.lock(&turn.session_id).await;
         transaction!(self, turn, Involved::All, |tx| {
-            let mut prompt = Prompt { injections: tx.session.guidance.clone() };
+            let mut prompt = Prompt { injections: tx.guidance() };
             for (index, loaded) in self.inner.plugins.iter().enumerate() {
                 let (wit_turn, message) = (tx.turn.clone(), message.to_owned());
                 let injections = tx

@@ -80,7 +80,10 @@ impl Host {
     pub async fn open(config: HostConfig) -> Result<Host> {
         check_unique_names(&config.plugins).map_err(|message| Error::Load { plugin: "config".into(), message })?;
         let max_memory = config.plugins.iter().map(|p| p.limits.memory_bytes).max().unwrap_or(1 << 20);
-        let engine = crate::engine::build(max_memory, config.max_concurrent_calls, config.instance_allocation)?;
+        // Pool slots for the instances of running calls and for those made ahead of them.
+        let warm = config.warm_instances as usize;
+        let slots = config.max_concurrent_calls.saturating_add(config.warm_instances * config.plugins.len() as u32);
+        let engine = crate::engine::build(max_memory, slots, config.instance_allocation)?;
         let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
         let mut sandbox = Sandbox::new(engine, tokenizer, config.max_concurrent_calls)?;
         sandbox.summarizer_available = config.summarizer.is_some();
@@ -89,7 +92,7 @@ impl Host {
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
         for spec in &config.plugins {
-            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref()).await?;
+            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref(), warm).await?;
             for tool in &loaded.tools {
                 if let Some(&owner) = tool_owner.get(&tool.name) {
                     let owner: &LoadedPlugin = &plugins[owner];
@@ -116,7 +119,11 @@ impl Host {
             checkpoint_requests: Mutex::new(Vec::new()),
             locks: Mutex::new(HashMap::new()),
         };
-        Ok(Host { inner: Arc::new(inner) })
+        let host = Host { inner: Arc::new(inner) };
+        for index in 0..host.inner.plugins.len() {
+            host.warm_up(index).await;
+        }
+        Ok(host)
     }
 
     /// The database file.
@@ -172,7 +179,7 @@ impl Host {
             let (setup, call) = self
                 .inner
                 .sandbox
-                .call(&loaded.pre, &loaded.info, scope, None, hook, |p, store| {
+                .call(None, &loaded.pre, &loaded.info, scope, None, hook, |p, store| {
                     let info = info.clone();
                     Box::pin(async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await })
                 })

@@ -37,6 +37,7 @@ pub async fn inspect(name: &str, bytes: Arc<[u8]>, config: serde_json::Value) ->
     };
     let sandbox = Sandbox::new(engine, Arc::new(Tokenizer::new(Encoding::default())), 2)?;
     let spec = PluginSpec { source: PluginSource::Bytes(bytes), ..PluginSpec::embedded(name).with_config(config) };
-    let plugin = crate::plugin::load(&sandbox, &spec, None).await.map(|loaded| loaded.tools).map_err(|e| e.to_string());
+    let plugin =
+        crate::plugin::load(&sandbox, &spec, None, 0).await.map(|loaded| loaded.tools).map_err(|e| e.to_string());
     Ok(Inspection { imports, exports, plugin })
 }

@@ -51,6 +51,7 @@ pub mod reuse;
 mod sandbox;
 mod transaction;
 mod types;
+mod warm;
 
 pub use capabilities::tokens::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};

@@ -17,6 +17,7 @@ use crate::db::state::Snapshot;
 use crate::error::Error;
 use crate::sandbox::Sandbox;
 use crate::types::ToolSpec;
+use crate::warm::WarmPool;
 
 /// The contract a component must implement.
 pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.0";
@@ -29,6 +30,8 @@ pub(crate) struct LoadedPlugin {
     pub(crate) tools: Vec<ToolSpec>,
     /// Linear memory of the last call: (at instantiation, peak), bytes.
     pub(crate) last_memory: std::sync::Mutex<(u64, u64)>,
+    /// Fresh instances made ahead of their call.
+    pub(crate) warm: WarmPool,
 }
 
 /// What `scratchpad plugins` and `inspect` show about a plugin.
@@ -71,6 +74,7 @@ pub(crate) async fn load(
     sandbox: &Sandbox,
     spec: &PluginSpec,
     cache_dir: Option<&Path>,
+    warm_instances: usize,
 ) -> Result<LoadedPlugin, Error> {
     let refuse = |message: String| Error::Load { plugin: spec.name.clone(), message };
     let bytes: Arc<[u8]> = match &spec.source {
@@ -109,13 +113,13 @@ pub(crate) async fn load(
         Arc::new(PluginInfo { name: spec.name.clone(), limits: spec.limits, config_json: spec.config.to_string() });
     let scope = Scope::new(Snapshot::default(), spec.limits.storage_quota_bytes);
     let (manifest, _) = sandbox
-        .call(&pre, &info, scope, None, "load", |plugin, store| {
+        .call(None, &pre, &info, scope, None, "load", |plugin, store| {
             Box::pin(plugin.scratchpad_plugin_lifecycle().call_load(store))
         })
         .await?;
     let manifest = manifest.map_err(|message| refuse(format!("it refused its configuration: {message}")))?;
     let tools = check_tools(&spec.name, manifest.tools).map_err(refuse)?;
-    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default() })
+    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm: WarmPool::new(warm_instances) })
 }
 
 /// Says what the bytes are when they are not a component.

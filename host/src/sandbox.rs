@@ -17,10 +17,12 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 
 use crate::bindings::{Plugin, PluginPre, wit};
+use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo};
 use crate::db::Db;
+use crate::db::blobs::PendingBlob;
 use crate::engine::EpochTicker;
 use crate::error::{Error, PluginFailure};
 use crate::types::ToolSpec;
@@ -55,67 +57,112 @@ impl Sandbox {
         Ok(Sandbox { engine, linker, tokenizer, summarizer_available: false, permits, _ticker: ticker })
     }
 
-    /// Runs `f` against a fresh instance of `pre`. On success returns its value and the call's
-    /// state (whose scope holds the writes to commit); on failure, the classified error. The
-    /// call runs in a `plugin_call` span (plugin, hook) attached to its future, so log lines of
-    /// other tasks interleaved on the thread are not tagged with it.
-    pub(crate) async fn call<R, F>(
+    /// A fresh instance of `pre`: instantiated, never called. Each serves exactly one call.
+    pub(crate) async fn instantiate(
         &self,
         pre: &PluginPre<CallState>,
         plugin: &Arc<PluginInfo>,
+    ) -> wasmtime::Result<Fresh> {
+        let mut state = CallState::new(plugin.clone(), Scope::default(), self.tokenizer.clone());
+        state.summarizer_available = self.summarizer_available;
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        // Instantiation runs the component's start functions: guest code, under the deadline.
+        arm_deadline(&mut store, plugin.limits.call_timeout);
+        let bindings = pre.instantiate_async(&mut store).await?;
+        Ok(Fresh { store, bindings })
+    }
+
+    /// Runs `f` on `fresh` (or on an instance made now when there is none), with `scope` as
+    /// the plugin's storage. On success returns its value and what the call leaves behind
+    /// ([`Spent`]: its writes, to commit); on failure, the classified error. The call runs in
+    /// a `plugin_call` span (plugin, hook) attached to its future, so log lines of other tasks
+    /// interleaved on the thread are not tagged with it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn call<R, F>(
+        &self,
+        fresh: Option<Fresh>,
+        pre: &PluginPre<CallState>,
+        plugin: &Arc<PluginInfo>,
         scope: Scope,
-        blob_scope: Option<(Db, String, String)>,
+        session_scope: Option<(Db, String, String)>,
         hook: &str,
         f: F,
-    ) -> Result<(R, CallState), Error>
+    ) -> Result<(R, Spent), Error>
     where
         R: Send,
         F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
     {
         let span = tracing::debug_span!("plugin_call", plugin = %plugin.name, hook);
-        self.call_in_span(pre, plugin, scope, blob_scope, hook, f).instrument(span).await
-    }
-
-    async fn call_in_span<R, F>(
-        &self,
-        pre: &PluginPre<CallState>,
-        plugin: &Arc<PluginInfo>,
-        scope: Scope,
-        blob_scope: Option<(Db, String, String)>,
-        hook: &str,
-        f: F,
-    ) -> Result<(R, CallState), Error>
-    where
-        R: Send,
-        F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
-    {
-        let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
-        let mut state = CallState::new(plugin.clone(), scope, self.tokenizer.clone());
-        state.blob_scope = blob_scope;
-        state.summarizer_available = self.summarizer_available;
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limiter);
-        let timeout = plugin.limits.call_timeout;
-        let started = Instant::now();
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if started.elapsed() >= timeout { Err(DeadlineExceeded.into()) } else { Ok(UpdateDeadline::Yield(1)) }
-        });
-
-        let result = match pre.instantiate_async(&mut store).await {
-            Ok(bindings) => f(&bindings, &mut store).await,
-            Err(error) => Err(error),
-        };
-        store.data().flush_stdio();
-        match result {
-            Ok(value) => Ok((value, store.into_data())),
-            Err(error) => {
-                let failure = classify(&error, plugin, store.data().stderr_tail());
+        async move {
+            let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
+            let fail = |error: wasmtime::Error, stderr: Option<String>| {
+                let failure = classify(&error, plugin, stderr);
                 tracing::warn!(plugin = %plugin.name, hook, %failure, "plugin call failed");
-                Err(Error::Plugin { plugin: plugin.name.clone(), hook: hook.to_owned(), failure })
+                Error::Plugin { plugin: plugin.name.clone(), hook: hook.to_owned(), failure }
+            };
+            let Fresh { mut store, bindings } = match fresh {
+                Some(fresh) => fresh,
+                None => self.instantiate(pre, plugin).await.map_err(|e| fail(e, None))?,
+            };
+            let state = store.data_mut();
+            state.scope = scope;
+            state.blob_scope = session_scope;
+            arm_deadline(&mut store, plugin.limits.call_timeout);
+            let result = f(&bindings, &mut store).await;
+            store.data().flush_stdio();
+            match result {
+                Ok(value) => Ok((value, Spent::from(store))),
+                Err(error) => Err(fail(error, store.data().stderr_tail())),
             }
         }
+        .instrument(span)
+        .await
     }
+}
+
+/// An instance instantiated and never called (see [`Sandbox::instantiate`]).
+pub(crate) struct Fresh {
+    store: Store<CallState>,
+    bindings: Plugin,
+}
+
+/// What a successful call leaves behind besides its value.
+pub(crate) struct Spent {
+    /// The plugin's storage scope, holding the call's writes.
+    pub(crate) scope: Scope,
+    /// Blob entries the call stored.
+    pub(crate) pending_blobs: Vec<PendingBlob>,
+    /// The checkpoint the call asked for.
+    pub(crate) checkpoint_request: Option<PendingCheckpoint>,
+    /// Linear memory (at instantiation, peak), bytes.
+    pub(crate) memory: (u64, u64),
+    /// The used instance: dropping it returns its slot to the pool (resetting its memory),
+    /// which the caller may do off the critical path.
+    pub(crate) store: Store<CallState>,
+}
+
+impl From<Store<CallState>> for Spent {
+    fn from(mut store: Store<CallState>) -> Self {
+        let state = store.data_mut();
+        Spent {
+            scope: std::mem::take(&mut state.scope),
+            pending_blobs: std::mem::take(&mut state.pending_blobs),
+            checkpoint_request: state.checkpoint_request.take(),
+            memory: state.limiter.usage(),
+            store,
+        }
+    }
+}
+
+/// Starts `timeout` of wall-clock time for the guest code `store` runs next, checked at every
+/// epoch tick.
+fn arm_deadline(store: &mut Store<CallState>, timeout: std::time::Duration) {
+    let started = Instant::now();
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if started.elapsed() >= timeout { Err(DeadlineExceeded.into()) } else { Ok(UpdateDeadline::Yield(1)) }
+    });
 }
 
 /// Turns a wasmtime error into the failure users read.

@@ -26,12 +26,12 @@ use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::{Scope, ScopeWrites};
 use crate::db::blobs::{self, PendingBlob};
 use crate::db::now_ms;
-use crate::db::sessions::{self, SessionRecord};
+use crate::db::sessions::{self, Head};
 use crate::db::state::{self, Commit, Snapshot};
 use crate::error::{Error, Result};
 use crate::host::{Host, check_id};
 use crate::sandbox::{CallFuture, CallOutput, check_value};
-use crate::types::TurnContext;
+use crate::types::{Injection, TurnContext};
 
 /// How often an operation is re-run when other processes keep committing to its session
 /// first.
@@ -49,11 +49,12 @@ pub(crate) enum Involved {
 /// An operation in progress: what it read at its start, and the effects of its calls so far.
 pub(crate) struct Tx<'h> {
     host: &'h Host,
+    /// The session's id.
+    pub(crate) session: String,
     /// The session row as read at the start.
-    pub(crate) session: SessionRecord,
+    head: Head,
     /// The turn, as plugins see it.
     pub(crate) turn: wit::Turn,
-    version: i64,
     /// Each involved plugin's snapshot until its call takes it.
     snapshots: Vec<Option<Snapshot>>,
     effects: Vec<(usize, Effects)>,
@@ -122,18 +123,7 @@ impl Host {
             Involved::One(i) => vec![(i, self.inner.plugins[i].info.name.clone())],
         };
         let (session, turn_id, tokens) = (turn.session_id.clone(), turn.turn_id.clone(), turn.tokens_used);
-        let (index, read) = self
-            .inner
-            .db
-            .run(move |conn| {
-                let (index, new) = sessions::enter_turn(conn, &session, &turn_id, tokens)?;
-                // Seed 004: expired observations are collected at the start of every turn.
-                if new {
-                    blobs::gc(conn, None, now_ms() as u64)?;
-                }
-                Ok((index, read_scopes(conn, &session, &names)?))
-            })
-            .await?;
+        let read = self.inner.db.run(move |conn| read_turn(conn, &session, &turn_id, tokens, &names)).await?;
         let mut snapshots: Vec<Option<Snapshot>> = (0..self.inner.plugins.len()).map(|_| None).collect();
         for (i, snapshot) in read.snapshots {
             snapshots[i] = Some(snapshot);
@@ -141,15 +131,15 @@ impl Host {
         let wit_turn = wit::Turn {
             session_id: turn.session_id.clone(),
             turn_id: turn.turn_id.clone(),
-            turn_index: index,
+            turn_index: read.head.turn_index as u32,
             tokens_used: turn.tokens_used,
             context_window: turn.context_window,
         };
         Ok(Tx {
             host: self,
-            session: read.record,
+            session: turn.session_id.clone(),
+            head: read.head,
             turn: wit_turn,
-            version: read.version,
             snapshots,
             effects: Vec::new(),
         })
@@ -158,12 +148,12 @@ impl Host {
     /// Step 3: commits the kept effects (no trip when there are none); once they are
     /// committed, queues the checkpoints the calls asked for.
     pub(crate) async fn finish(&self, tx: Tx<'_>) -> Result<Commit> {
-        let Tx { session, version, effects, .. } = tx;
+        let Tx { session, head, effects, .. } = tx;
         let (mut requests, mut writes) = (Vec::new(), Vec::new());
         for (index, effect) in effects {
             let name = self.inner.plugins[index].info.name.clone();
             if let Some(request) = effect.checkpoint {
-                requests.push((session.id.clone(), name.clone(), request));
+                requests.push((session.clone(), name.clone(), request));
             }
             if !effect.is_empty() {
                 writes.push((name, effect.writes, effect.blobs));
@@ -172,7 +162,7 @@ impl Host {
         let outcome = if writes.is_empty() {
             Commit::Done
         } else {
-            let id = session.id.clone();
+            let (id, version) = (session.clone(), head.version);
             self.inner.db.run(move |conn| state::commit(conn, &id, version, &writes)).await?
         };
         if outcome == Commit::Done {
@@ -183,6 +173,12 @@ impl Host {
 }
 
 impl Tx<'_> {
+    /// The session's standing guidance (from `before-session-create`), decoded only by the
+    /// hook that shows it.
+    pub(crate) fn guidance(&self) -> Vec<Injection> {
+        sessions::parse_guidance(&self.head.guidance_json)
+    }
+
     /// Plugin `index`'s snapshot, for a caller that runs the plugin itself (see
     /// [`crate::reuse`]).
     pub(crate) fn take_snapshot(&mut self, index: usize) -> Snapshot {
@@ -205,16 +201,22 @@ impl Tx<'_> {
         let loaded = &host.inner.plugins[index];
         let snapshot = self.take_snapshot(index);
         let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
-        let session_scope = Some((host.inner.db.clone(), loaded.info.name.clone(), self.session.id.clone()));
-        let (value, call) = host.inner.sandbox.call(&loaded.pre, &loaded.info, scope, session_scope, hook, f).await?;
-        *loaded.last_memory.lock().unwrap() = call.limiter.usage();
+        let session_scope = Some((host.inner.db.clone(), loaded.info.name.clone(), self.session.clone()));
+        let fresh = host.take_fresh(index);
+        let outcome = host.inner.sandbox.call(fresh, &loaded.pre, &loaded.info, scope, session_scope, hook, f).await;
+        let (value, spent) = match outcome {
+            Ok(done) => done,
+            Err(error) => {
+                host.recycle(index, None);
+                return Err(error);
+            }
+        };
+        let writes = spent.scope.into_writes();
+        host.recycle(index, Some(spent.store));
+        *loaded.last_memory.lock().unwrap() = spent.memory;
         check_value(&loaded.info, &loaded.tools, hook, &value)?;
         if value.commits() {
-            let effects = Effects {
-                writes: call.scope.into_writes(),
-                blobs: call.pending_blobs,
-                checkpoint: call.checkpoint_request,
-            };
+            let effects = Effects { writes, blobs: spent.pending_blobs, checkpoint: spent.checkpoint_request };
             self.effects.push((index, effects));
         }
         Ok(value)
@@ -223,22 +225,38 @@ impl Tx<'_> {
 
 /// What an operation reads at its start.
 struct Read {
-    record: SessionRecord,
-    version: i64,
+    head: Head,
     /// (plugin index, snapshot) of each involved plugin.
     snapshots: Vec<(usize, Snapshot)>,
 }
 
-/// The session row, its version and the snapshot of each named plugin, in one read
-/// transaction (so all are of one version).
-fn read_scopes(conn: &mut Connection, session: &str, plugins: &[(usize, String)]) -> Result<Read> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-    let (record, version) =
-        sessions::get_versioned(&tx, session)?.ok_or_else(|| Error::SessionNotFound(session.into()))?;
-    let mut snapshots = Vec::with_capacity(plugins.len());
-    for (index, name) in plugins {
-        snapshots.push((*index, state::read_scope(&tx, name, session, version)?));
+/// Enters `turn_id` and reads the session's head and each named plugin's snapshot in one
+/// read transaction (so all are of one version). A new turn id is counted first, in a write
+/// transaction of its own, which also collects expired observations (seed 004: at the start
+/// of every turn); the usual call, inside the current turn, writes nothing.
+fn read_turn(
+    conn: &mut Connection,
+    session: &str,
+    turn_id: &str,
+    tokens: Option<u64>,
+    plugins: &[(usize, String)],
+) -> Result<Read> {
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let head = sessions::head(&tx, session)?.ok_or_else(|| Error::SessionNotFound(session.into()))?;
+        if head.turn_id.as_deref() != Some(turn_id) {
+            drop(tx);
+            let (_, new) = sessions::start_turn(conn, session, turn_id, tokens)?;
+            if new {
+                blobs::gc(conn, None, now_ms() as u64)?;
+            }
+            continue;
+        }
+        let mut snapshots = Vec::with_capacity(plugins.len());
+        for (index, name) in plugins {
+            snapshots.push((*index, state::read_scope(&tx, name, session, head.version)?));
+        }
+        tx.commit()?;
+        return Ok(Read { head, snapshots });
     }
-    tx.commit()?;
-    Ok(Read { record, version, snapshots })
 }

@@ -95,25 +95,38 @@ pub(crate) fn list(conn: &Connection) -> Result<Vec<SessionRecord>> {
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// Records that `turn_id` is the session's current turn and returns its 0-based index (the
-/// same index again for the current turn, the next one for a new id) and whether it is new.
-/// A new turn also records `tokens`, the runtime's figure for the conversation, when given.
-pub(crate) fn enter_turn(conn: &mut Connection, id: &str, turn_id: &str, tokens: Option<u64>) -> Result<(u32, bool)> {
-    let current = |conn: &Connection| -> Result<(Option<String>, i64)> {
-        conn.query_row("SELECT turn_id, turn_index FROM sessions WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?
-            .ok_or_else(|| Error::SessionNotFound(id.to_owned()))
-    };
-    let (turn, index) = current(conn)?;
-    if turn.as_deref() == Some(turn_id) {
-        return Ok((index as u32, false));
-    }
+/// What an operation reads of its session's row: the current turn, the version (for the
+/// optimistic commit) and the standing guidance, still as its JSON text.
+#[derive(Debug, Clone)]
+pub(crate) struct Head {
+    pub(crate) turn_id: Option<String>,
+    pub(crate) turn_index: i64,
+    pub(crate) version: i64,
+    pub(crate) guidance_json: String,
+}
+
+/// The head of session `id`, in the caller's transaction.
+pub(crate) fn head(conn: &Connection, id: &str) -> Result<Option<Head>> {
+    let mut stmt = conn.prepare_cached("SELECT turn_id, turn_index, version, guidance FROM sessions WHERE id = ?1")?;
+    let head = stmt
+        .query_row([id], |r| {
+            Ok(Head { turn_id: r.get(0)?, turn_index: r.get(1)?, version: r.get(2)?, guidance_json: r.get(3)? })
+        })
+        .optional()?;
+    Ok(head)
+}
+
+/// Makes `turn_id` the session's current turn, the next after the one `seen` (another
+/// process may have got there first: then its index is returned) and records `tokens`, the
+/// runtime's figure for the conversation, when given. Returns the turn's index and whether
+/// this call started it.
+pub(crate) fn start_turn(conn: &mut Connection, id: &str, turn_id: &str, tokens: Option<u64>) -> Result<(u32, bool)> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (turn, index) = current(&tx)?;
-    if turn.as_deref() == Some(turn_id) {
-        return Ok((index as u32, false));
+    let current = head(&tx, id)?.ok_or_else(|| Error::SessionNotFound(id.to_owned()))?;
+    if current.turn_id.as_deref() == Some(turn_id) {
+        return Ok((current.turn_index as u32, false));
     }
-    let next = index + 1;
+    let next = current.turn_index + 1;
     tx.execute(
         "UPDATE sessions SET turn_id = ?2, turn_index = ?3, total_tokens = coalesce(?4, total_tokens) WHERE id = ?1",
         params![id, turn_id, next, tokens.map(|t| t.min(i64::MAX as u64) as i64)],
@@ -122,11 +135,9 @@ pub(crate) fn enter_turn(conn: &mut Connection, id: &str, turn_id: &str, tokens:
     Ok((next as u32, true))
 }
 
-/// The session `id` and its version, read in the caller's transaction.
-pub(crate) fn get_versioned(conn: &Connection, id: &str) -> Result<Option<(SessionRecord, i64)>> {
-    let sql = format!("{SELECT}, version FROM sessions WHERE id = ?1");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    Ok(stmt.query_row([id], |row| Ok((read_row(row)?, row.get(10)?))).optional()?)
+/// The standing guidance stored as JSON text.
+pub(crate) fn parse_guidance(json: &str) -> Vec<Injection> {
+    serde_json::from_str(json).unwrap_or_default()
 }
 
 const SELECT: &str = "SELECT id, parent, origin, created_at, updated_at, turn_id, turn_index, guidance, \
@@ -149,7 +160,7 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         updated_at: row.get(4)?,
         turn_id: row.get(5)?,
         turn_index: row.get(6)?,
-        guidance: serde_json::from_str(&guidance).unwrap_or_default(),
+        guidance: parse_guidance(&guidance),
         compaction_count: row.get(8)?,
         total_tokens: row.get(9)?,
     })

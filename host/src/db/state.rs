@@ -35,16 +35,20 @@ pub(crate) fn load(conn: &mut Connection, plugin: &str, session: &str) -> Result
     Ok(snapshot)
 }
 
-/// Reads the scope of `plugin` in `session` inside an open read transaction that saw the
-/// session at `version`.
+/// Reads the scope of `plugin` in `session` (storage and metadata, in one statement) inside an
+/// open read transaction that saw the session at `version`.
 pub(crate) fn read_scope(conn: &Connection, plugin: &str, session: &str, version: i64) -> Result<Snapshot> {
-    let read = |table: &str| -> Result<BTreeMap<String, Vec<u8>>> {
-        let sql = format!("SELECT key, value FROM {table} WHERE plugin = ?1 AND session = ?2");
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![plugin, session], |r| Ok((r.get(0)?, bytes(r, 1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<BTreeMap<String, Vec<u8>>>>()?)
-    };
-    Ok(Snapshot { version, entries: read("plugin_state")?, metadata: read("plugin_metadata")? })
+    let mut stmt = conn.prepare_cached(
+        "SELECT 0, key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2
+         UNION ALL SELECT 1, key, value FROM plugin_metadata WHERE plugin = ?1 AND session = ?2",
+    )?;
+    let mut rows = stmt.query(params![plugin, session])?;
+    let mut snapshot = Snapshot { version, ..Snapshot::default() };
+    while let Some(row) = rows.next()? {
+        let space = if row.get::<_, i64>(0)? == 0 { &mut snapshot.entries } else { &mut snapshot.metadata };
+        space.insert(row.get(1)?, bytes(row, 2)?);
+    }
+    Ok(snapshot)
 }
 
 /// Column `i` as bytes, whether stored as a BLOB (storage values) or TEXT (metadata JSON).
