@@ -55,3 +55,51 @@ fn store(component: &Component, path: &Path) -> anyhow::Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::*;
+
+    fn engine() -> Engine {
+        crate::engine::build(64 << 20, 4, crate::InstanceAllocation::OnDemand).unwrap()
+    }
+
+    fn inode(path: &Path) -> u64 {
+        std::fs::metadata(path).unwrap().ino()
+    }
+
+    #[test]
+    fn a_cached_component_is_loaded_not_recompiled_and_a_corrupt_entry_is_replaced() {
+        let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
+        let wasm = crate::embedded::component("scratchpad").unwrap();
+        load_component(&engine, wasm, Some(dir.path())).unwrap();
+        let entry = entry_path(&engine, wasm, dir.path());
+        let first = inode(&entry);
+        assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"), "the entry is a compiled artifact");
+
+        // A hit deserializes the entry: it is not written again.
+        load_component(&engine, wasm, Some(dir.path())).unwrap();
+        assert_eq!(inode(&entry), first, "a cache hit leaves the entry alone");
+
+        // A corrupt entry is refused by wasmtime, recompiled, and replaced whole.
+        std::fs::write(&entry, b"not a compiled component").unwrap();
+        let corrupt = inode(&entry);
+        load_component(&engine, wasm, Some(dir.path())).expect("a corrupt entry falls back to compiling");
+        assert_ne!(inode(&entry), corrupt);
+        assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"));
+    }
+
+    #[test]
+    fn another_component_or_engine_misses() {
+        let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
+        let a = crate::embedded::component("scratchpad").unwrap();
+        let b = crate::embedded::component("observations").unwrap();
+        assert_ne!(entry_path(&engine, a, dir.path()), entry_path(&engine, b, dir.path()));
+        let pooled = crate::engine::build(64 << 20, 4, crate::InstanceAllocation::Pooling).unwrap();
+        let other = Engine::new(wasmtime::Config::new().wasm_component_model(true).epoch_interruption(false)).unwrap();
+        assert_eq!(entry_path(&engine, a, dir.path()), entry_path(&pooled, a, dir.path()), "same compiler settings");
+        assert_ne!(entry_path(&engine, a, dir.path()), entry_path(&other, a, dir.path()), "other compiler settings");
+    }
+}

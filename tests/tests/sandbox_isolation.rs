@@ -171,3 +171,22 @@ async fn components_that_do_not_implement_the_contract_are_refused_saying_which_
     assert!(matches!(&err, Error::Load { plugin, .. } if plugin == "nowhere"), "{err}");
     assert!(err.to_string().contains("nowhere.wasm") && err.to_string().contains("No such file"), "{err}");
 }
+
+#[tokio::test]
+async fn nothing_an_instance_keeps_in_its_memory_reaches_a_later_call() {
+    // With instances made ahead and without: each call gets an instance no call has used, so a
+    // counter in the plugin's own memory reads 1 every time, in any session.
+    for warm_instances in [0, 2] {
+        let fx = Fixture::new();
+        let mut config = fx.config(vec![scratchpad(json!({})), probe("probe", "p")]);
+        config.warm_instances = warm_instances;
+        let host = Host::open(config).await.unwrap();
+        for session in ["s", "other"] {
+            host.create_session(session, Origin::New).await.unwrap();
+        }
+        for (i, session) in ["s", "s", "other", "s"].into_iter().enumerate() {
+            let out = host.call_tool(&turn(session, &format!("t{i}")), "p.count", "{}").await.unwrap();
+            assert_eq!(out.content, "1", "call {i} with warm_instances = {warm_instances} saw a used instance");
+        }
+    }
+}

@@ -286,3 +286,27 @@ async fn a_tools_ttl_seconds_metadata_gives_its_entry_its_own_lifetime() {
     let lifetimes: Vec<u64> = entries.iter().map(|e| e.expires_at_ms - e.created_at_ms).collect();
     assert_eq!(lifetimes, [60_000, 3_600_000]);
 }
+
+#[tokio::test]
+async fn tool_hooks_chain_each_plugin_seeing_what_the_one_before_it_handed_on() {
+    let fx = Fixture::new();
+    let echo = scratchpad_tests::probe("probe", "p").with_config(json!({ "prefix": "p", "chainMode": "echo" }));
+    let host = fx.open(vec![observations(json!({})), echo]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    let t1 = turn("s", "t1");
+
+    // after-tool-result: the probe sees the observations plugin's synthetic observation, not the log.
+    let view = host.after_tool_result(&t1, &ToolCall::new("fs_read", "{}", 1), &Observation::text(big_log())).await;
+    let view = view.unwrap();
+    assert_eq!(view.replaced_by.as_deref(), Some("probe"));
+    let seen = view.replacement.unwrap();
+    assert!(seen.starts_with("probe saw ") && seen.ends_with(r#"starting "{\"ok\":true,\"scratchpad_i""#), "{seen}");
+    let size: usize = seen["probe saw ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(size < 2_000, "the probe was handed the short synthetic observation ({size} bytes)");
+
+    // before-tool-call: the probe sees the arguments with {{step1.content}} already resolved.
+    let call = ToolCall::new("fs_write", r#"{"content":"{{step1.content}}"}"#, 2);
+    let arguments: Value = serde_json::from_str(&host.before_tool_call(&t1, &call).await.unwrap()).unwrap();
+    assert_eq!(arguments["saw_start"], r#"{"content":"INFO 2026-04"#);
+    assert!(arguments["saw_bytes"].as_u64().unwrap() > 89_042, "{arguments}");
+}

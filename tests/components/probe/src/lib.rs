@@ -11,7 +11,9 @@
 //! does not declare (`<prefix>.ghost`).
 //!
 //! `resultMode: "hoard"` makes `after-tool-result` store the observation in the blob store
-//! again and again until the host refuses, and answer what happened.
+//! again and again until the host refuses, and answer what happened. `chainMode: "echo"`
+//! makes `before-tool-call` and `after-tool-result` answer with what they were given (its size
+//! and start), so a test sees what the plugin before it in the chain handed on.
 //!
 //! Every tool takes an optional `mark` argument: a key the probe stores (value `marked`)
 //! before doing its verb, so a test can check the writes of a failed call do not persist.
@@ -36,6 +38,7 @@ const VERBS: &[&str] = &[
     "fs",
     "env",
     "net",
+    "count",
 ];
 
 struct Probe;
@@ -81,7 +84,19 @@ impl Plugin for Probe {
         }
     }
 
+    fn before_tool_call(_turn: Turn, call: ToolCall) -> Result<Option<String>, ToolError> {
+        if config()["chainMode"].as_str() != Some("echo") {
+            return Ok(None);
+        }
+        let start: String = call.arguments.chars().take(24).collect();
+        Ok(Some(json!({ "saw_bytes": call.arguments.len(), "saw_start": start }).to_string()))
+    }
+
     fn after_tool_result(turn: Turn, call: ToolCall, observation: &Observation) -> Option<String> {
+        if config()["chainMode"].as_str() == Some("echo") {
+            let start = String::from_utf8_lossy(&observation.read(0, 24)).into_owned();
+            return Some(format!("probe saw {} bytes starting {start:?}", observation.size()));
+        }
         if config()["resultMode"].as_str() != Some("hoard") {
             return None;
         }
@@ -164,6 +179,11 @@ impl Plugin for Probe {
                 Err(e) => format!("denied: {e}"),
             },
             "env" => json!(std::env::vars().collect::<Vec<_>>()).to_string(),
+            // A counter in the instance's own memory: it survives only if an instance is reused.
+            "count" => {
+                static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                (CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1).to_string()
+            }
             "net" => match std::net::TcpStream::connect(text("addr")) {
                 Ok(_) => "CONNECTED".to_owned(),
                 Err(e) => format!("denied: {e}"),
