@@ -121,6 +121,9 @@ fn the_demo_shows_the_spaces_a_rejected_append_and_the_block_after_a_restart() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let out = text(&output.stdout);
     assert!(out.contains("rejected"), "{out}");
+    // The large observation is offloaded and read back by its id.
+    assert!(out.contains("the observations plugin offloads it") && out.contains("scratchpad_id"), "{out}");
+    assert!(out.contains("→ scratchpad_read") && out.contains("LAST_CRITICAL_EVENT"), "{out}");
     let after_restart = out.split("Restarting the host").nth(1).expect("the demo restarts the host");
     for needle in
         ["[Session Scratchpad - your persistent working memory]", "## Plan", "## Notes", "## Refs", "what's next?"]
@@ -135,4 +138,44 @@ fn usage_errors_exit_2() {
     let db = dir.path().join("cli.db");
     assert_eq!(scratchpad(&db, &["session", "create", "x", "--copy"]).status.code(), Some(2));
     assert_eq!(scratchpad(&db, &["call", "only-session"]).status.code(), Some(2));
+}
+
+#[test]
+fn observe_offloads_a_file_and_the_model_reads_it_back_in_the_same_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let log = dir.path().join("big.log");
+    let text_of_log: String = (0..2000).map(|i| format!("INFO line {i}\n")).collect();
+    std::fs::write(&log, &text_of_log).unwrap();
+    assert!(scratchpad(&db, &["session", "create", "s1"]).status.success());
+
+    let observed = scratchpad(&db, &["observe", "s1", "fs_read", log.to_str().unwrap(), "--turn", "t1"]);
+    assert!(observed.status.success(), "{}", text(&observed.stderr));
+    let seen = json_of(&observed);
+    assert_eq!(seen["size_bytes"], text_of_log.len(), "stdout is exactly the synthetic observation: {seen}");
+    let id = seen["scratchpad_id"].as_str().unwrap().to_owned();
+    assert!(text(&observed.stderr).contains("turn t1, step 1"));
+
+    // Another process, the same turn: the tool is offered and reads the stored content.
+    let tools = text(&scratchpad(&db, &["tools", "s1", "--turn", "t1"]).stdout);
+    assert!(tools.contains("scratchpad_read"), "{tools}");
+    let args = format!(r#"{{"scratchpad_id":"{id}","mode":"head","n":20}}"#);
+    let read = json_of(&scratchpad(&db, &["--json", "call", "s1", "scratchpad_read", &args, "--turn", "t1"]));
+    let content: Value = serde_json::from_str(read["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["content"], text_of_log[..20]);
+    // A turn of its own (no --turn) does not see it: seed 004's turn isolation.
+    let elsewhere = scratchpad(&db, &["call", "s1", "scratchpad_read", &args]);
+    assert_eq!(elsewhere.status.code(), Some(1));
+
+    // Small results pass through, printed as the JSON string the model sees.
+    let small = dir.path().join("small.txt");
+    std::fs::write(&small, "just a line").unwrap();
+    let passed = scratchpad(&db, &["observe", "s1", "fs_read", small.to_str().unwrap(), "--turn", "t1"]);
+    assert_eq!(json_of(&passed), Value::String("just a line".into()));
+
+    // gc removes nothing that has not expired.
+    let gc = json_of(&scratchpad(&db, &["--json", "gc"]));
+    assert_eq!(gc["removed"], 0, "{gc}");
+    let shown = json_of(&scratchpad(&db, &["--json", "show", "s1"]));
+    assert_eq!(shown["observations"].as_array().unwrap().len(), 1);
 }

@@ -36,7 +36,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Observe { session, tool, file, metadata, step, turn } => {
             let host = open(&global).await?;
-            observe(&host, turn_of(&session, &turn), &tool, &file, &metadata, step).await
+            observe(&host, &global, turn_of(&session, &turn), &tool, &file, &metadata, step).await
         }
         Command::Serve => crate::serve::run(open(&global).await?).await,
         Command::Mcp { session } => crate::mcp::run(open(&global).await?, session).await,
@@ -254,8 +254,12 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Prints exactly what the model would see as the tool's result (the replacement's text, or
+/// the observation itself as a JSON string when no plugin replaced it). With `--json` it is wrapped
+/// with the turn and step, which a later `--turn` needs; without, those go to stderr.
 async fn observe(
     host: &Host,
+    global: &Global,
     turn: TurnContext,
     tool: &str,
     file: &std::path::Path,
@@ -281,9 +285,20 @@ async fn observe(
             Err(e) => json!({ "base64": BASE64.encode(e.as_bytes()) }),
         },
     };
-    print_json(
-        &json!({ "ok": true, "turn": turn.turn_id, "step": step, "replaced_by": view.replaced_by, "observation": seen }),
-    );
+    if global.json {
+        let by = view.replaced_by;
+        print_json(&json!({ "ok": true, "turn": turn.turn_id, "step": step, "replaced_by": by, "observation": seen }));
+    } else {
+        // The replacement's own text, byte for byte as the model gets it.
+        match &view.replacement {
+            Some(text) => println!("{text}"),
+            None => println!("{seen}"),
+        }
+        match &view.replaced_by {
+            Some(plugin) => eprintln!("(turn {}, step {step}: replaced by plugin `{plugin}`)", turn.turn_id),
+            None => eprintln!("(turn {}, step {step}: passed through unchanged)", turn.turn_id),
+        }
+    }
     Ok(())
 }
 
