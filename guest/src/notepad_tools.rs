@@ -1,6 +1,7 @@
 //! Seed 003's notepad tools, over the notes space with the notes limits.
 //!
-//! - `read_notepad` → `{"content": "..."}` (empty string when nothing was written).
+//! - `read_notepad` → `{"content": "...", "usage": "notepad 812/4000 chars"}` (empty content
+//!   when nothing was written; like every response, it says what the budget holds).
 //! - `write_notepad {content}` replaces everything (truncating to the budget) →
 //!   `{"ok": true, "usage": "notepad 812/4000 chars"}`, plus `"warning"` when truncated.
 //! - `update_notepad {operation, ...}`: `find_replace` (`find`, `replace`, `replace_all`
@@ -26,7 +27,8 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
     pub(crate) fn read_notepad(&self, arguments: &str) -> Result<ToolOutput, ToolError> {
         Args::parse(arguments)?;
         let content = state::read_text(self.storage, NOTES);
-        Ok(ToolOutput { content: json!({ "content": content }).to_string() })
+        let usage = budget::text_usage("notepad", &content, &TextLimit::notes(self.config), self.tokens);
+        Ok(ToolOutput { content: json!({ "content": content, "usage": usage }).to_string() })
     }
 
     pub(crate) fn write_notepad(&mut self, turn: &Turn, arguments: &str) -> Result<ToolOutput, ToolError> {

@@ -53,7 +53,8 @@ async fn section(host: &Host, session: &str, turn_id: &str) -> String {
 async fn read_notepad_returns_an_empty_string_before_anything_is_written() {
     let fx = Fixture::new();
     let host = session(&fx, seed_003()).await;
-    assert_eq!(tool(&host, "s", "read_notepad", json!({})).await.unwrap(), json!({"content": ""}));
+    let empty = json!({"content": "", "usage": "notepad 0/4000 chars"});
+    assert_eq!(tool(&host, "s", "read_notepad", json!({})).await.unwrap(), empty);
 }
 
 #[tokio::test]

@@ -21,8 +21,9 @@ fn update(h: &mut Harness, args: Value) -> Value {
 #[test]
 fn read_notepad_returns_an_empty_string_before_anything_is_written() {
     let mut h = notepad();
-    assert_eq!(json_of(&h.ok("read_notepad", "{}")), json!({"content": ""}));
-    assert_eq!(json_of(&h.ok("read_notepad", "")), json!({"content": ""}));
+    let empty = json!({"content": "", "usage": "notepad 0/30 chars"});
+    assert_eq!(json_of(&h.ok("read_notepad", "{}")), empty, "every response states the budget");
+    assert_eq!(json_of(&h.ok("read_notepad", "")), empty);
 }
 
 #[test]
@@ -31,7 +32,10 @@ fn write_notepad_replaces_everything_and_read_notepad_returns_it() {
     h.ok("write_notepad", r#"{"content": "old"}"#);
     let out = json_of(&h.ok("write_notepad", r###"{"content": "## Plan\n- [ ] a"}"###));
     assert_eq!(out, json!({"ok": true, "usage": "notepad 15/30 chars"}));
-    assert_eq!(json_of(&h.ok("read_notepad", "{}")), json!({"content": "## Plan\n- [ ] a"}));
+    assert_eq!(
+        json_of(&h.ok("read_notepad", "{}")),
+        json!({"content": "## Plan\n- [ ] a", "usage": "notepad 15/30 chars"})
+    );
 }
 
 #[test]
@@ -169,7 +173,7 @@ fn malformed_update_arguments_are_invalid_naming_the_field_and_change_nothing() 
 fn the_notepad_is_the_notes_space_of_session_scratchpad() {
     let mut h = Harness::new(r#"{"surfaces": ["scratchpad", "notepad"]}"#);
     h.ok("session.scratchpad", r#"{"action": "set_notes", "content": "shared"}"#);
-    assert_eq!(json_of(&h.ok("read_notepad", "{}")), json!({"content": "shared"}));
+    assert_eq!(json_of(&h.ok("read_notepad", "{}")), json!({"content": "shared", "usage": "notepad 6/4000 chars"}));
     update(&mut h, json!({"operation": "append", "content": "more"}));
     assert!(h.ok("session.scratchpad", r#"{"action": "set_plan", "content": "p"}"#).contains("notes 11/4000 chars"));
 }

@@ -37,7 +37,7 @@ fn list_tools_offers_only_the_configured_surfaces() {
 fn notepad_tools_run_even_when_not_offered_for_the_sandbox_api() {
     let mut h = Harness::new("{}");
     h.ok("update_notepad", r#"{"operation": "append", "content": "progress: 40%"}"#);
-    assert_eq!(h.ok("read_notepad", "{}"), r#"{"content":"progress: 40%"}"#);
+    assert_eq!(h.ok("read_notepad", "{}"), r#"{"content":"progress: 40%","usage":"notepad 13/4000 chars"}"#);
 }
 
 #[test]
