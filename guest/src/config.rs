@@ -125,11 +125,7 @@ const PLACEMENTS: &[(&str, Placement)] = &[
 impl Config {
     /// Parses the config object text. `Err` names every offending key in one message.
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("scratchpad config is not valid JSON: {e}"))?;
-        let Value::Object(map) = value else {
-            return Err("scratchpad config must be a JSON object".into());
-        };
+        let map = scratchpad_plugin_sdk::config_object(text, "scratchpad")?;
         let mut config = Config::default();
         let mut errors = Vec::new();
         for (key, value) in &map {

@@ -155,11 +155,7 @@ const CHECKPOINT_KEYS: &[&str] = &["enabled", "tokenThresholdPercents", "turnThr
 impl Config {
     /// Parses the config object text. `Err` names every offending key in one message.
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("context-guard config is not valid JSON: {e}"))?;
-        let Value::Object(map) = value else {
-            return Err("context-guard config must be a JSON object".into());
-        };
+        let map = scratchpad_plugin_sdk::config_object(text, "context-guard")?;
         let mut config = Config::default();
         let mut errors = Vec::new();
         for (key, value) in &map {

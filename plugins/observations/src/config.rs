@@ -90,11 +90,7 @@ const KEYS: &[&str] = &[
 impl Config {
     /// Parses the config object text. `Err` names every offending key in one message.
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("observations config is not valid JSON: {e}"))?;
-        let Value::Object(map) = value else {
-            return Err("observations config must be a JSON object".into());
-        };
+        let map = scratchpad_plugin_sdk::config_object(text, "observations")?;
         let mut config = Config::default();
         let errors: Vec<String> = map.iter().filter_map(|(key, value)| config.apply(key, value).err()).collect();
         if errors.is_empty() { Ok(config) } else { Err(format!("invalid observations config: {}", errors.join("; "))) }

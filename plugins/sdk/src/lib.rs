@@ -69,6 +69,16 @@ pub fn config() -> String {
     bindings::scratchpad::plugin::config::get()
 }
 
+/// Parses configuration text (see [`config`]) into its JSON object, or says, naming `plugin`,
+/// why it is not one — the first step of every plugin's config validation.
+pub fn config_object(text: &str, plugin: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!("{plugin} config must be a JSON object")),
+        Err(e) => Err(format!("{plugin} config is not valid JSON: {e}")),
+    }
+}
+
 /// A scratchpad plugin. Every method has a default that does nothing, so a plugin implements
 /// only the hooks and tools it uses. The methods take no `self`: each call runs in a fresh
 /// instance, and everything a plugin remembers lives in host storage.
