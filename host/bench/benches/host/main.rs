@@ -1,13 +1,22 @@
-//! The component against native code, in one process run (issue 8). Ratios matter more than
-//! absolute times on a shared 2-core machine; `host/benches/report.py` turns criterion's
-//! estimates into the README's table. Run: `cargo bench -p scratchpad-host --bench host`
-//! (add `-- --quick` for a pass that finishes in well under two minutes).
+//! The component against native code and against Extism, in one process run (issue 8). Ratios
+//! matter more than absolute times on a shared 2-core machine; `host/bench/report.py` turns
+//! criterion's estimates into the README's tables. Run: `cargo bench -p scratchpad-bench` (add
+//! `-- --quick` for a pass that finishes in under two minutes).
+//!
+//! The three contenders run the same scratchpad code (`scratchpad-guest`) on one SQLite file,
+//! each in its own session: the component through the host (`Host`, a fresh instance per call,
+//! both default plugins), the native baseline (`native.rs` in the host) and the Extism peer
+//! (`extism.rs`); native and Extism go through the host's own storage layer (`ScopedStore`).
+
+mod extism;
 
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use scratchpad_host::native::NativeScratchpad;
 use scratchpad_host::{Host, HostConfig, Observation, Origin, ToolCall, TurnContext};
+
+use crate::extism::ExtismScratchpad;
 
 const FILL: [&str; 3] = [
     r#"{"action":"set_notes","content":"Root cause: timezone mismatch in token expiry (UTC vs local). Affects login and refresh."}"#,
@@ -28,19 +37,29 @@ fn config(dir: &std::path::Path, cache: Option<std::path::PathBuf>) -> HostConfi
 fn hooks(c: &mut Criterion) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
-    let (host, native) = rt.block_on(async {
+    let (host, native, peer) = rt.block_on(async {
         let host = Host::open(config(dir.path(), Some(dir.path().join("cache")))).await.unwrap();
-        host.create_session("bench", Origin::New).await.unwrap();
-        host.create_session("bench-native", Origin::New).await.unwrap();
+        for session in ["bench", "bench-native", "bench-extism"] {
+            host.create_session(session, Origin::New).await.unwrap();
+        }
         let turn = TurnContext::new("bench", "t");
         for args in FILL {
             host.call_tool(&turn, "session.scratchpad", args).await.unwrap();
         }
         let native = NativeScratchpad::open(&dir.path().join("bench.db")).await.unwrap();
+        let peer = ExtismScratchpad::open(&dir.path().join("bench.db")).await.unwrap();
         for args in FILL {
             native.call_tool("bench-native", "t", 0, "session.scratchpad", args).await.unwrap();
+            peer.call_tool("bench-extism", "t", 0, "session.scratchpad", args).await.unwrap();
         }
-        (host, native)
+        // The same injections from all three: the comparison is of the same work.
+        let component = host.before_query(&turn, "continue").await.unwrap();
+        let component: Vec<&str> = component.injections.iter().map(|i| i.text.as_str()).collect();
+        let native_texts = native.before_query("bench-native", "t", 0).await.unwrap();
+        let peer_texts = peer.before_query("bench-extism", "t", 0).await.unwrap();
+        assert_eq!(peer_texts.iter().map(|i| &i.text).collect::<Vec<_>>(), native_texts.iter().collect::<Vec<_>>());
+        assert!(native_texts.iter().all(|t| component.contains(&t.as_str())), "{component:?} vs {native_texts:?}");
+        (host, native, peer)
     });
 
     let mut group = c.benchmark_group("before_query");
@@ -51,43 +70,57 @@ fn hooks(c: &mut Criterion) {
     group.bench_function("native", |b| {
         b.to_async(&rt).iter(|| async { native.before_query("bench-native", "t", 0).await.unwrap() })
     });
+    group.bench_function("extism", |b| {
+        b.to_async(&rt).iter(|| async { peer.before_query("bench-extism", "t", 0).await.unwrap() })
+    });
     group.finish();
 
-    // An append with its commit; notes are reset (untimed) before the budget would reject.
+    // An append with its commit.
     let mut group = c.benchmark_group("append_notes");
+    let (host, native, peer, turn) = (&host, &native, &peer, &turn);
     group.bench_function("component", |b| {
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for i in 0..iters {
-                    if i % 1000 == 0 {
-                        host.call_tool(&turn, "session.scratchpad", RESET).await.unwrap();
-                    }
-                    let start = Instant::now();
-                    host.call_tool(&turn, "session.scratchpad", APPEND).await.unwrap();
-                    total += start.elapsed();
-                }
-                total
+            appends(&rt, iters, |args| async move {
+                host.call_tool(turn, "session.scratchpad", args).await.unwrap();
             })
         })
     });
     group.bench_function("native", |b| {
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for i in 0..iters {
-                    if i % 1000 == 0 {
-                        native.call_tool("bench-native", "t", 0, "session.scratchpad", RESET).await.unwrap();
-                    }
-                    let start = Instant::now();
-                    native.call_tool("bench-native", "t", 0, "session.scratchpad", APPEND).await.unwrap();
-                    total += start.elapsed();
-                }
-                total
+            appends(&rt, iters, |args| async move {
+                native.call_tool("bench-native", "t", 0, "session.scratchpad", args).await.unwrap();
+            })
+        })
+    });
+    group.bench_function("extism", |b| {
+        b.iter_custom(|iters| {
+            appends(&rt, iters, |args| async move {
+                peer.call_tool("bench-extism", "t", 0, "session.scratchpad", args).await.unwrap();
             })
         })
     });
     group.finish();
+}
+
+/// The time of `iters` appends through `call`, each timed on its own; the notes are reset
+/// (untimed) every 1000 appends, before the budget would reject one.
+fn appends<F: Future<Output = ()>>(
+    rt: &tokio::runtime::Runtime,
+    iters: u64,
+    call: impl Fn(&'static str) -> F,
+) -> Duration {
+    rt.block_on(async {
+        let mut total = Duration::ZERO;
+        for i in 0..iters {
+            if i % 1000 == 0 {
+                call(RESET).await;
+            }
+            let start = Instant::now();
+            call(APPEND).await;
+            total += start.elapsed();
+        }
+        total
+    })
 }
 
 fn load(c: &mut Criterion) {
