@@ -7,8 +7,8 @@
 //!
 //! All logic is plain Rust over the SDK's [`Storage`](scratchpad_plugin_sdk::Storage) and
 //! [`Tokenizer`](scratchpad_plugin_sdk::Tokenizer) traits, in [`Scratchpad`], so the same code
-//! runs natively (unit tests, the host's benchmark baseline) and inside the component, where
-//! `component.rs` only binds it to the host's imports.
+//! runs natively (unit tests, the host's benchmark baseline), inside the component, where
+//! `component.rs` only binds it to the host's imports, and inside the benchmarks' Extism peer.
 //!
 //! Tools: the manifest declares all four tools (`session.scratchpad`, `read_notepad`,
 //! `write_notepad`, `update_notepad`) whenever the component is enabled, and `call-tool` runs
@@ -36,7 +36,10 @@ pub mod state;
 #[cfg(test)]
 mod testing;
 
-#[cfg(target_arch = "wasm32")]
+// The component glue exists only for the component target (`wasm32-wasip2`): the Extism peer
+// (`plugins/extism-peer`) builds this crate for `wasm32-unknown-unknown`, where the component's
+// exports and imports would end up in its module and the Extism host could not link them.
+#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod component;
 
 pub use config::{Config, Nudges, Surface};

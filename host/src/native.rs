@@ -1,7 +1,9 @@
 //! The scratchpad logic compiled natively into the host, over the same SQLite file and the
 //! same storage layer as the component: the benchmarks' native baseline. It runs the very code
 //! the component runs (`scratchpad-guest`), so the comparison measures the sandbox, not two
-//! implementations. Not part of the supported API.
+//! implementations. [`ScopedStore`] is that storage layer on its own, so another plugin system
+//! hosting the same logic (the benchmarks' Extism peer) stores exactly the way the host does.
+//! Not part of the supported API.
 
 use std::sync::Arc;
 
@@ -11,19 +13,66 @@ use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::db::Db;
 use crate::db::state::{self, Commit};
+use crate::transaction::read_turn;
 use crate::{Encoding, Error, Result};
 
-/// The scratchpad plugin as native code on the host's database.
-pub struct NativeScratchpad {
+/// One plugin's key-value scopes in the host's database, used the way the host uses them for a
+/// component call: a snapshot of the (plugin, session) scope, the caller's code over it, then a
+/// commit of its writes guarded by the session's version.
+pub struct ScopedStore {
     db: Db,
-    config: scratchpad_guest::Config,
-    tokenizer: Arc<Tokenizer>,
+    plugin: String,
     quota: u64,
 }
 
-struct ScopeStorage<'a>(&'a mut Scope);
+/// A call's view of one scope: the snapshot plus the call's own pending writes, with the
+/// host's key and quota checks. It is what the component's `storage` import reads and writes.
+#[derive(Debug, Default)]
+pub struct ScopeStorage(Scope);
 
-impl sdk::Storage for ScopeStorage<'_> {
+impl ScopedStore {
+    /// Opens the database at `path` (the schema the host uses) for the scopes of `plugin`, with
+    /// the host's default storage quota.
+    pub async fn open(path: &std::path::Path, plugin: &str) -> Result<Self> {
+        Ok(ScopedStore {
+            db: Db::open(path).await?,
+            plugin: plugin.to_owned(),
+            quota: crate::Limits::default().storage_quota_bytes,
+        })
+    }
+
+    /// Runs `f` over a snapshot of this plugin's scope in `session`, in turn `turn_id`, and
+    /// commits its writes when `f` says to keep them — the same two trips, with the same SQL, as
+    /// the host's transaction for a component call (entering the turn, reading the snapshot,
+    /// committing under the session's version). On a conflict `f` runs again over a fresh
+    /// snapshot, so it must not have effects outside the storage it is given.
+    pub async fn run<R>(
+        &self,
+        session: &str,
+        turn_id: &str,
+        f: impl Fn(&mut ScopeStorage) -> (R, bool) + Send + Sync,
+    ) -> Result<R> {
+        loop {
+            let (plugins, probe, turn) = (vec![(0, self.plugin.clone())], session.to_owned(), turn_id.to_owned());
+            let mut read = self.db.run(move |conn| read_turn(conn, &probe, &turn, None, &plugins)).await?;
+            let (_, snapshot) = read.snapshots.pop().expect("one scope was read");
+            let mut storage = ScopeStorage(Scope::new(snapshot, self.quota));
+            let (value, keep) = f(&mut storage);
+            let writes = storage.0.into_writes();
+            if writes.is_empty() || !keep {
+                return Ok(value);
+            }
+            let (calls, probe, version) =
+                (vec![(self.plugin.clone(), writes, Vec::new())], session.to_owned(), read.head.version);
+            let outcome = self.db.run(move |conn| state::commit(conn, &probe, version, &calls)).await?;
+            if outcome == Commit::Done {
+                return Ok(value);
+            }
+        }
+    }
+}
+
+impl sdk::Storage for ScopeStorage {
     fn get(&self, key: &str) -> Option<Vec<u8>> {
         self.0.get(key).map(<[u8]>::to_vec)
     }
@@ -44,6 +93,13 @@ impl sdk::Storage for ScopeStorage<'_> {
     }
 }
 
+/// The scratchpad plugin as native code on the host's database.
+pub struct NativeScratchpad {
+    store: ScopedStore,
+    config: scratchpad_guest::Config,
+    tokenizer: Arc<Tokenizer>,
+}
+
 impl sdk::Tokenizer for Tokenizer {
     fn count(&self, text: &str) -> u32 {
         Tokenizer::count(self, text)
@@ -54,56 +110,40 @@ impl NativeScratchpad {
     /// Opens the database at `path` (the schema the host uses) with the default configuration.
     pub async fn open(path: &std::path::Path) -> Result<Self> {
         Ok(NativeScratchpad {
-            db: Db::open(path).await?,
+            store: ScopedStore::open(path, "scratchpad").await?,
             config: scratchpad_guest::Config::default(),
             tokenizer: Arc::new(Tokenizer::new(Encoding::default())),
-            quota: crate::Limits::default().storage_quota_bytes,
         })
     }
 
-    /// Runs `f` over a snapshot of the `scratchpad` scope of `session` and commits its writes,
-    /// exactly as the host does for the component (optimistic, per-session version).
+    /// Runs `f` on the scratchpad of `session` through [`ScopedStore::run`], as the host runs
+    /// the component.
     async fn run<R>(
         &self,
         session: &str,
+        turn_id: &str,
         f: impl Fn(&mut sdk_scratchpad::Pad<'_>) -> (R, bool) + Send + Sync,
     ) -> Result<R> {
-        loop {
-            let probe = session.to_owned();
-            let snapshot = self.db.run(move |conn| state::load(conn, "scratchpad", &probe)).await?;
-            let version = snapshot.version;
-            let mut scope = Scope::new(snapshot, self.quota);
-            let (value, keep) = {
-                let mut storage = ScopeStorage(&mut scope);
-                let mut pad = scratchpad_guest::Scratchpad::new(&mut storage, &*self.tokenizer, &self.config);
+        self.store
+            .run(session, turn_id, |storage| {
+                let mut pad = scratchpad_guest::Scratchpad::new(storage, &*self.tokenizer, &self.config);
                 f(&mut pad)
-            };
-            let writes = scope.into_writes();
-            if writes.is_empty() || !keep {
-                return Ok(value);
-            }
-            let probe = session.to_owned();
-            let outcome = self
-                .db
-                .run(move |conn| state::commit(conn, &probe, version, &[("scratchpad".to_owned(), writes, Vec::new())]))
-                .await?;
-            if outcome == Commit::Done {
-                return Ok(value);
-            }
-        }
+            })
+            .await
     }
 
     /// `before-query` for turn `index` of `session`: the injected texts.
     pub async fn before_query(&self, session: &str, turn_id: &str, index: u32) -> Result<Vec<String>> {
         let turn = turn(session, turn_id, index);
-        self.run(session, |pad| (pad.before_query(&turn, "").into_iter().map(|i| i.text).collect(), true)).await
+        self.run(session, turn_id, |pad| (pad.before_query(&turn, "").into_iter().map(|i| i.text).collect(), true))
+            .await
     }
 
     /// A tool call in turn `index` of `session`, committed when it succeeds.
     pub async fn call_tool(&self, session: &str, turn_id: &str, index: u32, name: &str, args: &str) -> Result<String> {
         let turn = turn(session, turn_id, index);
         let result = self
-            .run(session, |pad| {
+            .run(session, turn_id, |pad| {
                 let result = pad.call_tool(&turn, name, args);
                 let ok = result.is_ok();
                 (result, ok)
@@ -125,5 +165,5 @@ fn turn(session: &str, turn_id: &str, index: u32) -> sdk::Turn {
 
 mod sdk_scratchpad {
     /// The scratchpad over the host's scope, as the native baseline runs it.
-    pub(super) type Pad<'a> = scratchpad_guest::Scratchpad<'a, super::ScopeStorage<'a>, super::Tokenizer>;
+    pub(super) type Pad<'a> = scratchpad_guest::Scratchpad<'a, super::ScopeStorage, super::Tokenizer>;
 }

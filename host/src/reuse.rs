@@ -1,4 +1,4 @@
-//! One plugin instance kept across calls — only for the benchmarks' "reused instance" row.
+//! One plugin instance kept across calls, and instantiation alone — only for the benchmarks.
 //!
 //! The host's design instantiates every call fresh from a cached `InstancePre`: a plugin's state
 //! lives only in host storage, so a call that trapped or ran out of memory cannot leave a broken
@@ -64,4 +64,17 @@ impl ReusedInstance {
         host.finish(tx).await?;
         Ok(injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)).collect())
     }
+}
+
+/// Instantiates plugin `name` of `host` once and drops the instance without calling it: what
+/// a fresh instance costs on its own (for the benchmarks' instantiation rows).
+pub async fn instantiate_once(host: &Host, name: &str) -> Result<()> {
+    let loaded = host
+        .inner
+        .plugins
+        .iter()
+        .find(|p| p.info.name == name)
+        .ok_or_else(|| Error::invalid("plugin", format!("no plugin is named `{name}`")))?;
+    host.inner.sandbox.instantiate(&loaded.pre, &loaded.info).await.map_err(|e| Error::Other(e.into()))?;
+    Ok(())
 }

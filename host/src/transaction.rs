@@ -224,17 +224,17 @@ impl Tx<'_> {
 }
 
 /// What an operation reads at its start.
-struct Read {
-    head: Head,
+pub(crate) struct Read {
+    pub(crate) head: Head,
     /// (plugin index, snapshot) of each involved plugin.
-    snapshots: Vec<(usize, Snapshot)>,
+    pub(crate) snapshots: Vec<(usize, Snapshot)>,
 }
 
 /// Enters `turn_id` and reads the session's head and each named plugin's snapshot in one
 /// read transaction (so all are of one version). A new turn id is counted first, in a write
 /// transaction of its own, which also collects expired observations (seed 004: at the start
 /// of every turn); the usual call, inside the current turn, writes nothing.
-fn read_turn(
+pub(crate) fn read_turn(
     conn: &mut Connection,
     session: &str,
     turn_id: &str,
@@ -254,7 +254,7 @@ fn read_turn(
         }
         let mut snapshots = Vec::with_capacity(plugins.len());
         for (index, name) in plugins {
-            snapshots.push((*index, state::read_scope(&tx, name, session, head.version)?));
+            snapshots.push((*index, state::read_scope(&tx, name, session)?));
         }
         tx.commit()?;
         return Ok(Read { head, snapshots });

@@ -1,9 +1,11 @@
-//! Builds component crates of this workspace from a build script.
+//! Builds wasm crates of this workspace from a build script: components for `wasm32-wasip2`,
+//! and plain modules for other wasm targets.
 //!
 //! Cargo cannot express "this crate needs that crate built for another target" as a
 //! dependency, so, like wasmtime's `crates/test-programs/artifacts/build.rs`, build scripts
 //! run a nested `cargo build` for the components. `host/build.rs` uses it for the embedded
-//! first-party components and `tests/build.rs` for the hostile test components.
+//! first-party components, `tests/build.rs` for the hostile test components, and
+//! `host/bench/build.rs` for the Extism peer (a `wasm32-unknown-unknown` module, [`build_for`]).
 //!
 //! Why each step is there:
 //! - The nested build uses its own target directory (`<target>/components`): the outer cargo
@@ -14,7 +16,7 @@
 //!   wrapper, a target override) is removed so the components build the same way every time.
 //! - The caller's script reruns only when the component sources, the WIT contract or the
 //!   lock file change (`rerun-if-changed`), so an unchanged tree costs nothing.
-//! - A missing `wasm32-wasip2` target is the one setup step a fresh machine lacks
+//! - A missing wasm target is the one setup step a fresh machine lacks
 //!   (`RUSTUP_AUTO_INSTALL=0` keeps rustup from adding it), so it gets a one-line error with
 //!   the exact command instead of a page of linker noise.
 
@@ -24,10 +26,11 @@ use std::process::Command;
 
 /// The target components are built for.
 pub const TARGET: &str = "wasm32-wasip2";
-/// The cargo profile components are built with (small and fast; see the workspace manifest).
+/// The cargo profile every wasm crate is built with (small and fast; see the workspace manifest).
 pub const PROFILE: &str = "component";
 
-/// A component crate to build: its cargo package and the constant naming it in generated code.
+/// A wasm crate to build (a component, or a plain module for [`build_for`]): its cargo package
+/// and the constant naming it in generated code.
 pub struct Component {
     /// Prefix of the generated constants, e.g. `SCRATCHPAD` → `SCRATCHPAD_PATH`.
     pub constant: &'static str,
@@ -35,15 +38,22 @@ pub struct Component {
     pub package: &'static str,
 }
 
-/// Builds `components` (paths in `watch` are relative to the workspace root) and returns the
-/// path of each `.wasm`, in order. Exits the build script with a clear message on failure.
+/// Builds `components` for [`TARGET`] (paths in `watch` are relative to the workspace root) and
+/// returns the path of each `.wasm`, in order. Exits the build script with a clear message on
+/// failure.
 pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
+    build_for(TARGET, components, watch)
+}
+
+/// [`build`] for another wasm `target` (e.g. `wasm32-unknown-unknown` for a core module), with
+/// the same profile and the same shared target directory.
+pub fn build_for(target: &str, components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let workspace = find_workspace(&manifest_dir);
     for watched in watch.iter().chain(["wit", "plugins/sdk", "Cargo.lock", "Cargo.toml"].iter()) {
         println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
     }
-    ensure_target_installed();
+    ensure_target_installed(target);
 
     // OUT_DIR is `<target-root>[/<triple>]/<profile>/build/<pkg>-<hash>/out`.
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
@@ -52,7 +62,7 @@ pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
     let mut cargo = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo
         .current_dir(&workspace)
-        .args(["build", "--target", TARGET, "--profile", PROFILE, "--target-dir"])
+        .args(["build", "--target", target, "--profile", PROFILE, "--target-dir"])
         .arg(&component_target);
     for component in components {
         cargo.args(["-p", component.package]);
@@ -69,14 +79,14 @@ pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
     }
     let status = cargo.status().expect("running the nested cargo build for the components");
     if !status.success() {
-        eprintln!("error: building the plugin components for {TARGET} failed (see above)");
+        eprintln!("error: building the plugin components for {target} failed (see above)");
         std::process::exit(1);
     }
     components
         .iter()
         .map(|c| {
             let stem = c.package.replace('-', "_");
-            let wasm = component_target.join(TARGET).join(PROFILE).join(format!("{stem}.wasm"));
+            let wasm = component_target.join(target).join(PROFILE).join(format!("{stem}.wasm"));
             assert!(wasm.exists(), "{} did not produce {}", c.package, wasm.display());
             wasm
         })
@@ -88,7 +98,7 @@ pub fn path_constants(components: &[Component], paths: &[PathBuf]) -> String {
     let mut out = String::from("// @generated by scratchpad-build-support.\n");
     for (c, path) in components.iter().zip(paths) {
         out.push_str(&format!(
-            "/// Path of the `{}` component built for this workspace.\npub const {}_PATH: &str = {:?};\n",
+            "/// Path of the `{}` wasm built for this workspace.\npub const {}_PATH: &str = {:?};\n",
             c.package,
             c.constant,
             path.display().to_string()
@@ -105,8 +115,8 @@ fn find_workspace(start: &Path) -> PathBuf {
         .to_path_buf()
 }
 
-/// Stops the build with one line naming the command when the wasm target is missing.
-fn ensure_target_installed() {
+/// Stops the build with one line naming the command when the wasm `target` is missing.
+fn ensure_target_installed(target: &str) {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let sysroot = Command::new(rustc)
         .args(["--print", "sysroot"])
@@ -114,9 +124,9 @@ fn ensure_target_installed() {
         .ok()
         .filter(|out| out.status.success())
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned());
-    let installed = sysroot.map(|root| Path::new(&root).join("lib/rustlib").join(TARGET).exists()).unwrap_or(false);
+    let installed = sysroot.map(|root| Path::new(&root).join("lib/rustlib").join(target).exists()).unwrap_or(false);
     if !installed {
-        eprintln!("error: the {TARGET} target is not installed; run: rustup target add {TARGET}");
+        eprintln!("error: the {target} target is not installed; run: rustup target add {target}");
         std::process::exit(1);
     }
 }

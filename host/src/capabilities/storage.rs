@@ -193,7 +193,7 @@ mod tests {
 
     fn scope(entries: &[(&str, &str)], quota: u64) -> Scope {
         let entries = entries.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect();
-        Scope::new(Snapshot { version: 7, entries, metadata: Default::default() }, quota)
+        Scope::new(Snapshot { entries, metadata: Default::default() }, quota)
     }
 
     #[test]

@@ -12,38 +12,24 @@ use crate::{Error, Result};
 /// A call's pending writes: `Some(value)` sets, `None` deletes.
 pub(crate) type Writes = BTreeMap<String, Option<Vec<u8>>>;
 
-/// A consistent read of one scope, with the session version it was read at.
+/// A consistent read of one scope (the session's version it was read at is the operation's).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
-    pub(crate) version: i64,
     /// The plugin's storage keys.
     pub(crate) entries: BTreeMap<String, Vec<u8>>,
     /// The metadata the plugin published.
     pub(crate) metadata: BTreeMap<String, Vec<u8>>,
 }
 
-/// Reads the scope of `plugin` in `session` in one read transaction.
-pub(crate) fn load(conn: &mut Connection, plugin: &str, session: &str) -> Result<Snapshot> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-    let version: Option<i64> =
-        tx.query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0)).optional()?;
-    let Some(version) = version else {
-        return Err(Error::SessionNotFound(session.to_owned()));
-    };
-    let snapshot = read_scope(&tx, plugin, session, version)?;
-    tx.commit()?;
-    Ok(snapshot)
-}
-
 /// Reads the scope of `plugin` in `session` (storage and metadata, in one statement) inside an
-/// open read transaction that saw the session at `version`.
-pub(crate) fn read_scope(conn: &Connection, plugin: &str, session: &str, version: i64) -> Result<Snapshot> {
+/// open read transaction.
+pub(crate) fn read_scope(conn: &Connection, plugin: &str, session: &str) -> Result<Snapshot> {
     let mut stmt = conn.prepare_cached(
         "SELECT 0, key, value FROM plugin_state WHERE plugin = ?1 AND session = ?2
          UNION ALL SELECT 1, key, value FROM plugin_metadata WHERE plugin = ?1 AND session = ?2",
     )?;
     let mut rows = stmt.query(params![plugin, session])?;
-    let mut snapshot = Snapshot { version, ..Snapshot::default() };
+    let mut snapshot = Snapshot::default();
     while let Some(row) = rows.next()? {
         let space = if row.get::<_, i64>(0)? == 0 { &mut snapshot.entries } else { &mut snapshot.metadata };
         space.insert(row.get(1)?, bytes(row, 2)?);

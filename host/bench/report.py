@@ -1,7 +1,8 @@
-"""Turns criterion's estimates (target/criterion) into the README's markdown table.
+"""Turns criterion's estimates (target/criterion) into the README's markdown tables.
 
-Usage: python3 host/benches/report.py [TARGET_DIR]  (after `cargo bench -p scratchpad-host --bench host`)
-Prints p50 (criterion's median) per row and the component/native and cold/cached ratios.
+Usage: python3 host/bench/report.py [TARGET_DIR]  (after `cargo bench -p scratchpad-bench`)
+Prints p50 (criterion's median) per row: the component, native and Extism side by side with
+their ratios (all three measured in one process run), then plugin load and the observations.
 """
 
 import json
@@ -38,20 +39,22 @@ def cpu():
     return platform.processor() or "unknown CPU"
 
 
-rows = []
-for group, a, b, label in [
-    ("before_query", "component", "native", "component / native"),
-    ("append_notes", "component", "native", "component / native"),
-    ("plugin_load", "cold_compile", "cached", "cold / cached"),
-]:
-    x, y = median_ns(group, a), median_ns(group, b)
-    rows.append(f"| `{group}` | {a} {fmt(x)} | {b} {fmt(y)} | {label} = {x / y:.2f}× |")
-
 print(f"Machine: {os.cpu_count()} cores, {cpu()}")
+print()
+print("| benchmark (median) | component | native | Extism | component / native | Extism / native | component / Extism |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for group, label in [
+    ("before_query", "`before_query` (all three spaces filled)"),
+    ("append_notes", "`append_notes` with its commit"),
+]:
+    c, n, e = (median_ns(group, name) for name in ["component", "native", "extism"])
+    print(f"| {label} | {fmt(c)} | {fmt(n)} | {fmt(e)} | {c / n:.2f}× | {e / n:.2f}× | {c / e:.2f}× |")
+
 print()
 print("| benchmark | measured (median) | baseline (median) | ratio |")
 print("| --- | --- | --- | --- |")
-print("\n".join(rows))
+x, y = median_ns("plugin_load", "cold_compile"), median_ns("plugin_load", "cached")
+print(f"| `plugin_load` (open a host) | cold compile {fmt(x)} | cached {fmt(y)} | cold / cached = {x / y:.2f}× |")
 for name in ["offload_1mb", "range_read_2kb_of_100mb"]:
     try:
         ns = median_ns("observations", name)
