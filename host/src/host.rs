@@ -179,10 +179,20 @@ impl Host {
             let (setup, call) = self
                 .inner
                 .sandbox
-                .call(None, &loaded.pre, &loaded.info, scope, None, hook, |p, store| {
-                    let info = info.clone();
-                    Box::pin(async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await })
-                })
+                .call(
+                    || None,
+                    &loaded.pre,
+                    &loaded.info,
+                    scope,
+                    None,
+                    hook,
+                    |p, store| {
+                        let info = info.clone();
+                        Box::pin(
+                            async move { p.scratchpad_plugin_hooks().call_before_session_create(store, &info).await },
+                        )
+                    },
+                )
                 .await?;
             check_output(&loaded.info, hook, setup.output_bytes())?;
             guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));

@@ -113,9 +113,15 @@ pub(crate) async fn load(
         Arc::new(PluginInfo { name: spec.name.clone(), limits: spec.limits, config_json: spec.config.to_string() });
     let scope = Scope::new(Snapshot::default(), spec.limits.storage_quota_bytes);
     let (manifest, _) = sandbox
-        .call(None, &pre, &info, scope, None, "load", |plugin, store| {
-            Box::pin(plugin.scratchpad_plugin_lifecycle().call_load(store))
-        })
+        .call(
+            || None,
+            &pre,
+            &info,
+            scope,
+            None,
+            "load",
+            |plugin, store| Box::pin(plugin.scratchpad_plugin_lifecycle().call_load(store)),
+        )
         .await?;
     let manifest = manifest.map_err(|message| refuse(format!("it refused its configuration: {message}")))?;
     let tools = check_tools(&spec.name, manifest.tools).map_err(refuse)?;

@@ -73,15 +73,16 @@ impl Sandbox {
         Ok(Fresh { store, bindings })
     }
 
-    /// Runs `f` on `fresh` (or on an instance made now when there is none), with `scope` as
-    /// the plugin's storage. On success returns its value and what the call leaves behind
+    /// Runs `f` on the instance `fresh` gives (or on one made now when it gives none), with
+    /// `scope` as the plugin's storage. `fresh` is asked only once the call holds its permit, so
+    /// an instance is never held by a call that is still waiting to run. On success returns its value and what the call leaves behind
     /// ([`Spent`]: its writes, to commit); on failure, the classified error. The call runs in
     /// a `plugin_call` span (plugin, hook) attached to its future, so log lines of other tasks
     /// interleaved on the thread are not tagged with it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn call<R, F>(
         &self,
-        fresh: Option<Fresh>,
+        fresh: impl FnOnce() -> Option<Fresh> + Send,
         pre: &PluginPre<CallState>,
         plugin: &Arc<PluginInfo>,
         scope: Scope,
@@ -101,7 +102,7 @@ impl Sandbox {
                 tracing::warn!(plugin = %plugin.name, hook, %failure, "plugin call failed");
                 Error::Plugin { plugin: plugin.name.clone(), hook: hook.to_owned(), failure }
             };
-            let Fresh { mut store, bindings } = match fresh {
+            let Fresh { mut store, bindings } = match fresh() {
                 Some(fresh) => fresh,
                 None => self.instantiate(pre, plugin).await.map_err(|e| fail(e, None))?,
             };
@@ -111,6 +112,8 @@ impl Sandbox {
             arm_deadline(&mut store, plugin.limits.call_timeout);
             let result = f(&bindings, &mut store).await;
             store.data().flush_stdio();
+            // The used instance is dropped here, while the call still holds its permit, so
+            // the pool never holds more instances than calls in flight plus those made ahead.
             match result {
                 Ok(value) => Ok((value, Spent::from(store))),
                 Err(error) => Err(fail(error, store.data().stderr_tail())),
@@ -137,12 +140,10 @@ pub(crate) struct Spent {
     pub(crate) checkpoint_request: Option<PendingCheckpoint>,
     /// Linear memory (at instantiation, peak), bytes.
     pub(crate) memory: (u64, u64),
-    /// The used instance: dropping it returns its slot to the pool (resetting its memory),
-    /// which the caller may do off the critical path.
-    pub(crate) store: Store<CallState>,
 }
 
 impl From<Store<CallState>> for Spent {
+    /// Takes what the call left and drops the instance, returning its slot to the pool.
     fn from(mut store: Store<CallState>) -> Self {
         let state = store.data_mut();
         Spent {
@@ -150,7 +151,6 @@ impl From<Store<CallState>> for Spent {
             pending_blobs: std::mem::take(&mut state.pending_blobs),
             checkpoint_request: state.checkpoint_request.take(),
             memory: state.limiter.usage(),
-            store,
         }
     }
 }

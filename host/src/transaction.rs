@@ -202,17 +202,15 @@ impl Tx<'_> {
         let snapshot = self.take_snapshot(index);
         let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
         let session_scope = Some((host.inner.db.clone(), loaded.info.name.clone(), self.session.clone()));
-        let fresh = host.take_fresh(index);
-        let outcome = host.inner.sandbox.call(fresh, &loaded.pre, &loaded.info, scope, session_scope, hook, f).await;
-        let (value, spent) = match outcome {
-            Ok(done) => done,
-            Err(error) => {
-                host.recycle(index, None);
-                return Err(error);
-            }
+        // Take an instance made ahead and start making its successor while this call runs.
+        let fresh = || {
+            let fresh = host.take_fresh(index);
+            host.replenish(index);
+            fresh
         };
+        let (value, spent) =
+            host.inner.sandbox.call(fresh, &loaded.pre, &loaded.info, scope, session_scope, hook, f).await?;
         let writes = spent.scope.into_writes();
-        host.recycle(index, Some(spent.store));
         *loaded.last_memory.lock().unwrap() = spent.memory;
         check_value(&loaded.info, &loaded.tools, hook, &value)?;
         if value.commits() {

@@ -4,45 +4,55 @@
 //! call that trapped or exhausted its memory cannot leave a broken instance to the next one).
 //! Instantiating is still work — a dozen or so microseconds, more than many hooks take — so the
 //! host keeps a few instances of each plugin instantiated and never called, and makes the next
-//! one in a background task after each call, together with returning the used instance's slot
-//! to the pool. A call then starts on a ready instance, and each instance still serves exactly
-//! one call. When none is ready (a burst of calls, or `warm_instances = 0`), the call
-//! instantiates one itself.
+//! one in a background task after each call. A call then starts on a ready instance, and each
+//! instance still serves exactly one call. When none is ready (a burst of calls, or
+//! `warm_instances = 0`), the call instantiates one itself.
+//!
+//! The pool's slots are sized for the calls in flight plus the instances made ahead, so the
+//! instances ready and the ones being made for a plugin never exceed its target together.
 
 use std::sync::Mutex;
 
-use wasmtime::Store;
-
-use crate::capabilities::CallState;
 use crate::host::Host;
 use crate::sandbox::Fresh;
 
 /// The fresh instances of one plugin waiting for a call.
 pub(crate) struct WarmPool {
-    ready: Mutex<Vec<Fresh>>,
+    state: Mutex<Pool>,
     target: usize,
+}
+
+struct Pool {
+    ready: Vec<Fresh>,
+    /// Instances being made now.
+    making: usize,
 }
 
 impl WarmPool {
     /// An empty pool that keeps up to `target` instances ready.
     pub(crate) fn new(target: usize) -> Self {
-        WarmPool { ready: Mutex::new(Vec::with_capacity(target)), target }
+        WarmPool { state: Mutex::new(Pool { ready: Vec::with_capacity(target), making: 0 }), target }
     }
 
     fn take(&self) -> Option<Fresh> {
-        self.ready.lock().unwrap().pop()
+        self.state.lock().unwrap().ready.pop()
     }
 
-    fn wants_more(&self) -> bool {
-        self.ready.lock().unwrap().len() < self.target
-    }
-
-    /// Keeps `fresh` if the pool is not full; otherwise it is dropped.
-    fn offer(&self, fresh: Fresh) {
-        let mut ready = self.ready.lock().unwrap();
-        if ready.len() < self.target {
-            ready.push(fresh);
+    /// Reserves the making of one more instance, if ready and in-the-making stay within target.
+    fn reserve(&self) -> bool {
+        let mut pool = self.state.lock().unwrap();
+        if pool.ready.len() + pool.making >= self.target {
+            return false;
         }
+        pool.making += 1;
+        true
+    }
+
+    /// Ends a reservation, keeping the instance made, if any.
+    fn fulfil(&self, fresh: Option<Fresh>) {
+        let mut pool = self.state.lock().unwrap();
+        pool.making -= 1;
+        pool.ready.extend(fresh);
     }
 }
 
@@ -52,30 +62,41 @@ impl Host {
         self.inner.plugins[index].warm.take()
     }
 
-    /// After a call of plugin `index`: in a task of its own, drops the `used` instance (which
-    /// resets its memory slot for reuse) and instantiates a fresh one for a later call.
-    pub(crate) fn recycle(&self, index: usize, used: Option<Store<CallState>>) {
+    /// After a call of plugin `index` took an instance: makes the next one in a task of its
+    /// own (at most as many in the making as the pool is short of its target).
+    pub(crate) fn replenish(&self, index: usize) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        if !self.inner.plugins[index].warm.reserve() {
+            return;
+        }
         let host = self.clone();
-        runtime.spawn(async move {
-            drop(used);
-            host.warm_up(index).await;
-        });
+        runtime.spawn(async move { host.make_one(index).await });
     }
 
-    /// Fills plugin `index`'s pool up to its target.
+    /// Fills plugin `index`'s pool up to its target (when the host opens).
     pub(crate) async fn warm_up(&self, index: usize) {
+        while self.inner.plugins[index].warm.reserve() {
+            if !self.make_one(index).await {
+                return;
+            }
+        }
+    }
+
+    /// Makes one instance under a reservation; returns whether it could.
+    async fn make_one(&self, index: usize) -> bool {
         let loaded = &self.inner.plugins[index];
-        while loaded.warm.wants_more() {
-            match self.inner.sandbox.instantiate(&loaded.pre, &loaded.info).await {
-                Ok(fresh) => loaded.warm.offer(fresh),
-                Err(error) => {
-                    // The call that needs one will instantiate it and report the error itself.
-                    tracing::debug!(plugin = %loaded.info.name, %error, "could not make a fresh instance ahead");
-                    return;
-                }
+        match self.inner.sandbox.instantiate(&loaded.pre, &loaded.info).await {
+            Ok(fresh) => {
+                loaded.warm.fulfil(Some(fresh));
+                true
+            }
+            Err(error) => {
+                loaded.warm.fulfil(None);
+                // The call that needs one will instantiate it and report the error itself.
+                tracing::debug!(plugin = %loaded.info.name, %error, "could not make a fresh instance ahead");
+                false
             }
         }
     }

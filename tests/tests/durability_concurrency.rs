@@ -202,3 +202,27 @@ async fn two_processes_appending_to_one_session_lose_no_update() {
     let outcome = Outcome { accepted, ..Outcome::default() };
     check_session(&fx, "s", &outcome, 1_000_000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_calls_on_a_small_pool_never_runs_out_of_instances() {
+    // Two calls at a time and two instances per plugin made ahead: the pool has slots for
+    // exactly that. 200 concurrent turns across two plugins must all be served, none failing
+    // for want of an instance slot (used instances are given back before the next is made).
+    let fx = Fixture::new();
+    let mut config = fx.config(vec![scratchpad(json!({})), scratchpad_tests::probe("probe", "p")]);
+    config.max_concurrent_calls = 2;
+    config.warm_instances = 2;
+    let host = Host::open(config).await.unwrap();
+    for i in 0..20 {
+        host.create_session(&format!("s{i}"), Origin::New).await.unwrap();
+    }
+    let calls = (0..200).map(|i| {
+        let host = host.clone();
+        tokio::spawn(async move { host.before_query(&turn(&format!("s{}", i % 20), "t1"), "go").await })
+    });
+    for (i, call) in calls.collect::<Vec<_>>().into_iter().enumerate() {
+        if let Err(error) = call.await.unwrap() {
+            panic!("call {i} failed: {error}");
+        }
+    }
+}
