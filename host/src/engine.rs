@@ -56,9 +56,6 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAlloc
         .wasm_component_model(true)
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
-        // Instances are made ahead of their call (see `warm.rs`): initialize tables then,
-        // rather than lazily on the call's path.
-        .table_lazy_init(false)
         .allocation_strategy(strategy);
     Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")
 }

@@ -13,7 +13,7 @@ use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::db::Db;
 use crate::db::state::{self, Commit};
-use crate::transaction::read_turn;
+use crate::transaction::{ScopeToRead, read_turn};
 use crate::{Encoding, Error, Result};
 
 /// One plugin's key-value scopes in the host's database, used the way the host uses them for a
@@ -53,7 +53,8 @@ impl ScopedStore {
         f: impl Fn(&mut ScopeStorage) -> (R, bool) + Send + Sync,
     ) -> Result<R> {
         loop {
-            let (plugins, probe, turn) = (vec![(0, self.plugin.clone())], session.to_owned(), turn_id.to_owned());
+            let plugins = vec![ScopeToRead { index: 0, plugin: self.plugin.clone() }];
+            let (probe, turn) = (session.to_owned(), turn_id.to_owned());
             let mut read = self.db.run(move |conn| read_turn(conn, &probe, &turn, None, &plugins)).await?;
             let (_, snapshot) = read.snapshots.pop().expect("one scope was read");
             let mut storage = ScopeStorage(Scope::new(snapshot, self.quota));

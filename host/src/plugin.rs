@@ -125,7 +125,8 @@ pub(crate) async fn load(
         .await?;
     let manifest = manifest.map_err(|message| refuse(format!("it refused its configuration: {message}")))?;
     let tools = check_tools(&spec.name, manifest.tools).map_err(refuse)?;
-    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm: WarmPool::new(warm_instances) })
+    let warm = WarmPool::new(warm_instances);
+    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm })
 }
 
 /// Says what the bytes are when they are not a component.

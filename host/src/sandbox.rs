@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tracing::Instrument;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
@@ -20,8 +20,7 @@ use crate::bindings::{Plugin, PluginPre, wit};
 use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
-use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo};
-use crate::db::Db;
+use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo, SessionScope};
 use crate::db::blobs::PendingBlob;
 use crate::engine::EpochTicker;
 use crate::error::{Error, PluginFailure};
@@ -86,17 +85,17 @@ impl Sandbox {
         pre: &PluginPre<CallState>,
         plugin: &Arc<PluginInfo>,
         scope: Scope,
-        session_scope: Option<(Db, String, String)>,
+        session_scope: Option<SessionScope>,
         hook: &str,
         f: F,
-    ) -> Result<(R, Spent), Error>
+    ) -> Result<(R, Spent<'_>), Error>
     where
         R: Send,
         F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
     {
         let span = tracing::debug_span!("plugin_call", plugin = %plugin.name, hook);
         async move {
-            let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
+            let permit = self.permits.acquire().await.expect("the semaphore is never closed");
             let fail = |error: wasmtime::Error, stderr: Option<String>| {
                 let failure = classify(&error, plugin, stderr);
                 tracing::warn!(plugin = %plugin.name, hook, %failure, "plugin call failed");
@@ -108,15 +107,19 @@ impl Sandbox {
             };
             let state = store.data_mut();
             state.scope = scope;
-            state.blob_scope = session_scope;
+            state.session = session_scope;
             arm_deadline(&mut store, plugin.limits.call_timeout);
             let result = f(&bindings, &mut store).await;
             store.data().flush_stdio();
-            // The used instance is dropped here, while the call still holds its permit, so
-            // the pool never holds more instances than calls in flight plus those made ahead.
+            // The used instance leaves with the call's results, and the permit with it: the
+            // caller gives the slot back (see `warm.rs`) before another call may take one.
             match result {
-                Ok(value) => Ok((value, Spent::from(store))),
-                Err(error) => Err(fail(error, store.data().stderr_tail())),
+                Ok(value) => Ok((value, Spent::new(store, permit))),
+                Err(error) => {
+                    let error = fail(error, store.data().stderr_tail());
+                    drop((store, permit));
+                    Err(error)
+                }
             }
         }
         .instrument(span)
@@ -131,7 +134,7 @@ pub(crate) struct Fresh {
 }
 
 /// What a successful call leaves behind besides its value.
-pub(crate) struct Spent {
+pub(crate) struct Spent<'s> {
     /// The plugin's storage scope, holding the call's writes.
     pub(crate) scope: Scope,
     /// Blob entries the call stored.
@@ -140,17 +143,22 @@ pub(crate) struct Spent {
     pub(crate) checkpoint_request: Option<PendingCheckpoint>,
     /// Linear memory (at instantiation, peak), bytes.
     pub(crate) memory: (u64, u64),
+    /// The used instance. Dropping it resets its memory and gives its slot back to the pool.
+    pub(crate) used: Store<CallState>,
+    /// The call's permit, held until the used instance has been handed on.
+    pub(crate) permit: SemaphorePermit<'s>,
 }
 
-impl From<Store<CallState>> for Spent {
-    /// Takes what the call left and drops the instance, returning its slot to the pool.
-    fn from(mut store: Store<CallState>) -> Self {
+impl<'s> Spent<'s> {
+    fn new(mut store: Store<CallState>, permit: SemaphorePermit<'s>) -> Self {
         let state = store.data_mut();
         Spent {
             scope: std::mem::take(&mut state.scope),
             pending_blobs: std::mem::take(&mut state.pending_blobs),
             checkpoint_request: state.checkpoint_request.take(),
             memory: state.limiter.usage(),
+            used: store,
+            permit,
         }
     }
 }

@@ -21,9 +21,9 @@ use rusqlite::{Connection, TransactionBehavior};
 use wasmtime::Store;
 
 use crate::bindings::{Plugin, wit};
-use crate::capabilities::CallState;
 use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::{Scope, ScopeWrites};
+use crate::capabilities::{CallState, SessionScope};
 use crate::db::blobs::{self, PendingBlob};
 use crate::db::now_ms;
 use crate::db::sessions::{self, Head};
@@ -118,9 +118,10 @@ impl Host {
 
     /// Step 1: one trip to the database.
     pub(crate) async fn begin(&self, turn: &TurnContext, involved: Involved) -> Result<Tx<'_>> {
-        let names: Vec<(usize, String)> = match involved {
-            Involved::All => self.inner.plugins.iter().enumerate().map(|(i, p)| (i, p.info.name.clone())).collect(),
-            Involved::One(i) => vec![(i, self.inner.plugins[i].info.name.clone())],
+        let scope = |i: usize| ScopeToRead { index: i, plugin: self.inner.plugins[i].info.name.clone() };
+        let names: Vec<ScopeToRead> = match involved {
+            Involved::All => (0..self.inner.plugins.len()).map(scope).collect(),
+            Involved::One(i) => vec![scope(i)],
         };
         let (session, turn_id, tokens) = (turn.session_id.clone(), turn.turn_id.clone(), turn.tokens_used);
         let read = self.inner.db.run(move |conn| read_turn(conn, &session, &turn_id, tokens, &names)).await?;
@@ -199,18 +200,26 @@ impl Tx<'_> {
     {
         let host = self.host;
         let loaded = &host.inner.plugins[index];
-        let snapshot = self.take_snapshot(index);
-        let scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
-        let session_scope = Some((host.inner.db.clone(), loaded.info.name.clone(), self.session.clone()));
-        // Take an instance made ahead and start making its successor while this call runs.
-        let fresh = || {
-            let fresh = host.take_fresh(index);
-            host.replenish(index);
-            fresh
+        let scope = Scope::new(self.take_snapshot(index), loaded.info.limits.storage_quota_bytes);
+        let session_scope = Some(SessionScope {
+            db: host.inner.db.clone(),
+            plugin: loaded.info.name.clone(),
+            session: self.session.clone(),
+        });
+        // Take an instance made ahead; once the call is done, a task of its own gives the used
+        // instance's slot back and makes the successor (see `warm.rs`).
+        let fresh = || host.take_fresh(index);
+        let outcome = host.inner.sandbox.call(fresh, &loaded.pre, &loaded.info, scope, session_scope, hook, f).await;
+        let (value, spent) = match outcome {
+            Ok((value, spent)) => (value, spent),
+            Err(error) => {
+                host.recycle(index, None);
+                return Err(error);
+            }
         };
-        let (value, spent) =
-            host.inner.sandbox.call(fresh, &loaded.pre, &loaded.info, scope, session_scope, hook, f).await?;
         let writes = spent.scope.into_writes();
+        host.recycle(index, Some(spent.used));
+        drop(spent.permit);
         *loaded.last_memory.lock().unwrap() = spent.memory;
         check_value(&loaded.info, &loaded.tools, hook, &value)?;
         if value.commits() {
@@ -219,6 +228,14 @@ impl Tx<'_> {
         }
         Ok(value)
     }
+}
+
+/// One plugin scope an operation reads at its start.
+pub(crate) struct ScopeToRead {
+    /// The plugin's index in the host.
+    pub(crate) index: usize,
+    /// Its name.
+    pub(crate) plugin: String,
 }
 
 /// What an operation reads at its start.
@@ -237,7 +254,7 @@ pub(crate) fn read_turn(
     session: &str,
     turn_id: &str,
     tokens: Option<u64>,
-    plugins: &[(usize, String)],
+    plugins: &[ScopeToRead],
 ) -> Result<Read> {
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
@@ -251,8 +268,8 @@ pub(crate) fn read_turn(
             continue;
         }
         let mut snapshots = Vec::with_capacity(plugins.len());
-        for (index, name) in plugins {
-            snapshots.push((*index, state::read_scope(&tx, name, session)?));
+        for scope in plugins {
+            snapshots.push((scope.index, state::read_scope(&tx, &scope.plugin, session)?));
         }
         tx.commit()?;
         return Ok(Read { head, snapshots });

@@ -3,16 +3,22 @@
 //! Every call runs in a fresh instance (a plugin's state lives only in host storage, and a
 //! call that trapped or exhausted its memory cannot leave a broken instance to the next one).
 //! Instantiating is still work — a dozen or so microseconds, more than many hooks take — so the
-//! host keeps a few instances of each plugin instantiated and never called, and makes the next
-//! one in a background task after each call. A call then starts on a ready instance, and each
-//! instance still serves exactly one call. When none is ready (a burst of calls, or
+//! host keeps a few instances of each plugin instantiated and never called. After each call, a
+//! background task gives the used instance's slot back (dropping an instance resets its
+//! memory, which is work too) and makes the next one. A call then starts on a ready instance,
+//! and each instance still serves exactly one call. When none is ready (a burst of calls, or
 //! `warm_instances = 0`), the call instantiates one itself.
 //!
-//! The pool's slots are sized for the calls in flight plus the instances made ahead, so the
-//! instances ready and the ones being made for a plugin never exceed its target together.
+//! Slots: the pool is sized for the calls in flight (each takes its instance only once it holds
+//! its permit) plus `warm_instances` per plugin. For each plugin, instances ready plus tasks at
+//! work never exceed that target, and a task holds one slot at a time (the used instance, then
+//! the one it makes); when no task may start, the used instance is dropped on the spot.
 
 use std::sync::Mutex;
 
+use wasmtime::Store;
+
+use crate::capabilities::CallState;
 use crate::host::Host;
 use crate::sandbox::Fresh;
 
@@ -62,17 +68,19 @@ impl Host {
         self.inner.plugins[index].warm.take()
     }
 
-    /// After a call of plugin `index` took an instance: makes the next one in a task of its
-    /// own (at most as many in the making as the pool is short of its target).
-    pub(crate) fn replenish(&self, index: usize) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
+    /// After a call of plugin `index`: in a task of its own, drops the `used` instance (giving
+    /// its slot back) and makes a fresh one for a later call — when the pool is short of its
+    /// target; otherwise the used instance is dropped here and now.
+    pub(crate) fn recycle(&self, index: usize, used: Option<Store<CallState>>) {
+        let runtime = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if self.inner.plugins[index].warm.reserve() => runtime,
+            _ => return drop(used),
         };
-        if !self.inner.plugins[index].warm.reserve() {
-            return;
-        }
         let host = self.clone();
-        runtime.spawn(async move { host.make_one(index).await });
+        runtime.spawn(async move {
+            drop(used);
+            host.make_one(index).await;
+        });
     }
 
     /// Fills plugin `index`'s pool up to its target (when the host opens).

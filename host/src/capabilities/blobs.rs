@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Resource;
 
 use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry, Quota};
-use crate::capabilities::CallState;
 use crate::capabilities::observation::{MAX_READ_BYTES, ObservationData, to_wit_kind};
+use crate::capabilities::{CallState, SessionScope};
 use crate::db::blobs::{self, BlobEntry, PendingBlob};
 use crate::db::now_ms;
 
@@ -58,7 +58,7 @@ impl Host for CallState {
         content: Resource<ObservationData>,
         entry: NewEntry,
     ) -> wasmtime::Result<Result<String, BlobError>> {
-        let Some((db, plugin, session)) = self.blob_scope.clone() else {
+        let Some(SessionScope { db, plugin, session }) = self.session.clone() else {
             return Ok(Err(BlobError::Invalid("there is no session in this call".into())));
         };
         if entry.ttl_seconds == 0 {
@@ -95,14 +95,14 @@ impl Host for CallState {
         if let Some(pending) = self.pending(&id) {
             return Ok(Some(to_wit(pending.entry(&self.plugin.name), now)));
         }
-        let Some((db, plugin, session)) = self.blob_scope.clone() else { return Ok(None) };
+        let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(None) };
         let entry = db.run(move |conn| blobs::stat(conn, &plugin, &session, &id)).await?;
         Ok(entry.map(|e| to_wit(e, now)))
     }
 
     async fn list_turn(&mut self, turn_id: String) -> wasmtime::Result<Vec<Entry>> {
         let now = now_ms() as u64;
-        let Some((db, plugin, session)) = self.blob_scope.clone() else { return Ok(Vec::new()) };
+        let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(Vec::new()) };
         let turn = turn_id.clone();
         let mut entries = db.run(move |conn| blobs::list(conn, Some(&plugin), &session, Some(&turn))).await?;
         entries.extend(self.pending_blobs.iter().filter(|b| b.turn_id == turn_id).map(|b| b.entry(&self.plugin.name)));
@@ -113,7 +113,7 @@ impl Host for CallState {
         if let Some(pending) = self.pending(&id) {
             return Ok(Ok(pending.content.slice(offset, len).to_vec()));
         }
-        let Some((db, plugin, session)) = self.blob_scope.clone() else {
+        let Some(SessionScope { db, plugin, session }) = self.session.clone() else {
             return Ok(Err(BlobError::NotFound(format!("no entry `{id}`"))));
         };
         let len = len.min(MAX_READ_BYTES) as usize;
@@ -123,7 +123,7 @@ impl Host for CallState {
     }
 
     async fn gc(&mut self) -> wasmtime::Result<u32> {
-        let Some((db, plugin, session)) = self.blob_scope.clone() else { return Ok(0) };
+        let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(0) };
         Ok(db.run(move |conn| blobs::gc(conn, Some((&plugin, &session)), now_ms() as u64)).await?)
     }
 }

@@ -29,9 +29,10 @@ impl Host for CallState {
     }
 
     async fn latest(&mut self) -> wasmtime::Result<Option<wit::Checkpoint>> {
-        let Some((db, _, session)) = self.blob_scope.clone() else {
+        let Some(scope) = &self.session else {
             return Ok(None);
         };
+        let (db, session) = (scope.db.clone(), scope.session.clone());
         let latest = db.run(move |conn| crate::db::checkpoints::latest(conn, &session)).await?;
         Ok(latest.map(to_wit))
     }

@@ -25,6 +25,15 @@ use tokens::Tokenizer;
 /// Bytes of guest stdout/stderr kept per call (the rest is dropped) before going to tracing.
 const STDIO_CAPTURE: usize = 64 << 10;
 
+/// Where a call's database-backed imports (blobs, checkpoints) look: the database, the
+/// plugin and the session.
+#[derive(Clone)]
+pub(crate) struct SessionScope {
+    pub(crate) db: Db,
+    pub(crate) plugin: String,
+    pub(crate) session: String,
+}
+
 /// What a call knows about the plugin it runs.
 #[derive(Debug)]
 pub(crate) struct PluginInfo {
@@ -42,8 +51,9 @@ pub(crate) struct CallState {
     pub(crate) tokenizer: Arc<Tokenizer>,
     pub(crate) table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
-    /// Database, plugin and session the blob store is scoped to (`None` outside a session).
-    pub(crate) blob_scope: Option<(Db, String, String)>,
+    /// The session the call runs in, for the imports that query the database (`None` when the
+    /// call has no session: loading, creating a session).
+    pub(crate) session: Option<SessionScope>,
     /// Blob entries stored by this call, written when it commits.
     pub(crate) pending_blobs: Vec<PendingBlob>,
     /// Makes blob ids of concurrent calls distinct.
@@ -79,7 +89,7 @@ impl CallState {
             tokenizer,
             table: ResourceTable::new(),
             limiter,
-            blob_scope: None,
+            session: None,
             pending_blobs: Vec::new(),
             id_salt: SALT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             summarizer_available: false,
