@@ -85,9 +85,10 @@ pub struct Checkpoint {
 
 impl Checkpoint {
     /// Seed 002's fast-path rule: a checkpoint can stand in for a fresh summary when it
-    /// covers at least half of the conversation's `tokens_now`.
+    /// covers more than half of the conversation's `tokens_now` (`TokensAtCheckpoint >
+    /// TotalTokens * 0.5`).
     pub fn covers(&self, tokens_now: u64) -> bool {
-        u128::from(self.tokens_at_checkpoint) * 2 >= u128::from(tokens_now)
+        u128::from(self.tokens_at_checkpoint) * 2 > u128::from(tokens_now)
     }
 }
 
@@ -164,13 +165,16 @@ impl crate::Host {
                 tokens: pending.tokens,
                 message_count: pending.message_count,
             };
-            match summarizer.summarize(&request).await {
+            let plugin = request.plugin.clone();
+            let stored = match summarizer.summarize(&request).await {
                 Ok(summary) => {
-                    let stored =
-                        self.inner.db.run(move |conn| crate::db::checkpoints::insert(conn, &request, &summary)).await?;
-                    written.push(stored);
+                    self.inner.db.run(move |conn| crate::db::checkpoints::insert(conn, &request, &summary)).await
                 }
-                Err(error) => failures.push(format!("for plugin `{}`: {error:#}", request.plugin)),
+                Err(error) => Err(crate::Error::Other(error)),
+            };
+            match stored {
+                Ok(checkpoint) => written.push(checkpoint),
+                Err(error) => failures.push(format!("for plugin `{plugin}`: {error:#}")),
             }
         }
         if !failures.is_empty() {
@@ -200,9 +204,9 @@ mod tests {
     }
 
     #[test]
-    fn a_checkpoint_serves_the_fast_path_when_it_covers_half_the_tokens() {
-        assert!(at(50_000).covers(100_000));
-        assert!(!at(49_999).covers(100_000));
+    fn a_checkpoint_serves_the_fast_path_when_it_covers_more_than_half_the_tokens() {
+        assert!(at(50_001).covers(100_000));
+        assert!(!at(50_000).covers(100_000), "exactly half is not more than half");
         assert!(at(u64::MAX).covers(u64::MAX));
     }
 }

@@ -211,14 +211,14 @@ async fn no_checkpoint_is_made_below_min_tokens_for_gen() {
 }
 
 #[tokio::test]
-async fn the_compaction_fast_path_uses_a_checkpoint_covering_half_the_tokens() {
+async fn the_compaction_fast_path_uses_a_checkpoint_covering_more_than_half_the_tokens() {
     let fx = Fixture::new();
     let host = open(&fx, json!({}), Some(TestSummarizer::default())).await;
     host.after_response(&at(0, 100_000), "r").await.unwrap();
     let latest = host.latest_checkpoint("s").await.unwrap().unwrap();
     assert_eq!(latest.tokens_at_checkpoint, 100_000);
-    assert_eq!(host.compaction_checkpoint("s", 200_000).await.unwrap(), Some(latest));
-    assert_eq!(host.compaction_checkpoint("s", 200_001).await.unwrap(), None, "too old: summarise now");
+    assert_eq!(host.compaction_checkpoint("s", 199_999).await.unwrap(), Some(latest));
+    assert_eq!(host.compaction_checkpoint("s", 200_000).await.unwrap(), None, "only half: summarise now");
 }
 
 #[tokio::test]

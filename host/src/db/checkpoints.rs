@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::Result;
-use crate::checkpoints::{Checkpoint, CheckpointTrigger, Summary, SummaryRequest};
+use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
 
 /// Stores the summary written for `request` as the session's newest checkpoint.
 pub(crate) fn insert(conn: &mut Connection, request: &SummaryRequest, summary: &Summary) -> Result<Checkpoint> {
@@ -16,8 +16,15 @@ pub(crate) fn insert(conn: &mut Connection, request: &SummaryRequest, summary: &
         )
         .optional()?;
     let now = super::now_ms();
+    let salt = format!("{}/{}/{}", request.session_id, request.turn_id, request.plugin);
+    let mut id = super::record_id(now, &salt);
+    let mut taken = tx.prepare_cached("SELECT 1 FROM checkpoints WHERE id = ?1")?;
+    while taken.exists([&id])? {
+        id = super::record_id(now, &salt);
+    }
+    drop(taken);
     let checkpoint = Checkpoint {
-        id: super::record_id(now, &format!("{}/{}/{}", request.session_id, request.turn_id, request.plugin)),
+        id,
         parent_id,
         session_id: request.session_id.clone(),
         plugin: request.plugin.clone(),
@@ -70,11 +77,6 @@ const SELECT: &str = "SELECT id, parent_id, session, plugin, turn_id, created_at
                       message_count_at_checkpoint, summary, topics, key_decisions, open_questions FROM checkpoints";
 
 fn read_row(row: &Row<'_>) -> rusqlite::Result<Checkpoint> {
-    let list = |i: usize| -> rusqlite::Result<Vec<String>> {
-        let text: String = row.get(i)?;
-        Ok(serde_json::from_str(&text).unwrap_or_default())
-    };
-    let trigger: String = row.get(6)?;
     Ok(Checkpoint {
         id: row.get(0)?,
         parent_id: row.get(1)?,
@@ -82,14 +84,75 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<Checkpoint> {
         plugin: row.get(3)?,
         turn_id: row.get(4)?,
         created_at_ms: row.get::<_, i64>(5)? as u64,
-        trigger: serde_json::from_str(&trigger).unwrap_or(CheckpointTrigger::MessageCount(0)),
+        trigger: json_column(row, 6)?,
         tokens_at_checkpoint: row.get::<_, i64>(7)? as u64,
         message_count_at_checkpoint: row.get(8)?,
         checkpoint: Summary {
             summary: row.get(9)?,
-            topics: list(10)?,
-            key_decisions: list(11)?,
-            open_questions: list(12)?,
+            topics: json_column(row, 10)?,
+            key_decisions: json_column(row, 11)?,
+            open_questions: json_column(row, 12)?,
         },
     })
+}
+
+/// Column `i`, a JSON text the host wrote; one that does not parse (a damaged file) is an error
+/// naming the column, not a made-up value.
+fn json_column<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+    let text: String = row.get(i)?;
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoints::CheckpointTrigger;
+
+    fn request() -> SummaryRequest {
+        SummaryRequest {
+            session_id: "s".into(),
+            turn_id: "t".into(),
+            plugin: "p".into(),
+            trigger: CheckpointTrigger::TokenPercent(50),
+            tokens: 100,
+            message_count: 2,
+        }
+    }
+
+    /// A database with session `s`.
+    fn database() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        conn.execute("INSERT INTO sessions (id, origin, created_at, updated_at) VALUES ('s', 'new', 0, 0)", [])
+            .unwrap();
+        conn
+    }
+
+    #[test]
+    fn checkpoints_of_one_turn_and_plugin_get_distinct_ids_linked_in_order() {
+        let mut conn = database();
+        // Many within a few milliseconds: the same time and salt, so only the sequence (and
+        // the check for a taken id) keeps the ids apart.
+        let stored: Vec<Checkpoint> =
+            (0..300).map(|_| insert(&mut conn, &request(), &Summary::default()).unwrap()).collect();
+        let ids: std::collections::BTreeSet<&str> = stored.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids.len(), stored.len());
+        for pair in stored.windows(2) {
+            assert_eq!(pair[1].parent_id.as_deref(), Some(pair[0].id.as_str()));
+        }
+        assert_eq!(list(&conn, "s").unwrap(), stored);
+    }
+
+    #[test]
+    fn a_damaged_row_is_an_error_not_a_made_up_value() {
+        let mut conn = database();
+        insert(&mut conn, &request(), &Summary::default()).unwrap();
+        conn.execute("UPDATE checkpoints SET trigger = 'not json'", []).unwrap();
+        let error = match latest(&conn, "s") {
+            Err(crate::Error::Other(error)) => format!("{error:#}"),
+            other => panic!("expected a database error, got {other:?}"),
+        };
+        assert!(error.contains("index: 6"), "the error names the damaged column: {error}");
+    }
 }
