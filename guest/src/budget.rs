@@ -260,6 +260,10 @@ mod tests {
         let kept = truncate_tokens(&text, 1, &PartialWordTokenizer);
         assert!(!kept.is_empty() && text.starts_with(kept));
         assert_eq!(PartialWordTokenizer.count(kept), 1);
+        // The search stops at a boundary: one more char would not fit.
+        assert_eq!(PartialWordTokenizer.count(&text[..kept.len() + 1]), 2);
+        // Where counts grow with the prefix (as they do over a long word), it finds the longest.
+        assert_eq!(truncate_tokens(&text, 40, &ChattyTokenizer).len(), 40);
     }
 
     #[test]

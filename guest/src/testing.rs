@@ -1,18 +1,10 @@
 //! Test fakes and a harness shared by the unit tests (compiled for tests only).
 
+pub use scratchpad_plugin_sdk::WordTokenizer;
 use scratchpad_plugin_sdk::{MemoryStorage, Tokenizer, ToolError, ToolOutput, Turn};
 
 use crate::config::Config;
 use crate::plugin::Scratchpad;
-
-/// A fake tokenizer: one token per whitespace-separated word.
-pub struct WordTokenizer;
-
-impl Tokenizer for WordTokenizer {
-    fn count(&self, text: &str) -> u32 {
-        text.split_whitespace().count() as u32
-    }
-}
 
 /// A fake tokenizer: one token per char.
 pub struct ChattyTokenizer;

@@ -50,10 +50,6 @@ pub fn is_memory_write(config: &Config, call: &ToolCall) -> bool {
 mod tests {
     use super::*;
 
-    fn percents(fired: &[u8]) -> Vec<u8> {
-        fired.to_vec()
-    }
-
     #[test]
     fn each_threshold_fires_once_as_it_is_crossed() {
         let thresholds = Config::default().thresholds;
@@ -64,7 +60,7 @@ mod tests {
         assert_eq!(due(&thresholds, &mut fired, 75).map(|t| t.percent), Some(75));
         assert_eq!(due(&thresholds, &mut fired, 95).map(|t| t.percent), Some(90));
         assert!(due(&thresholds, &mut fired, 99).is_none());
-        assert_eq!(percents(&fired), [50, 75, 90]);
+        assert_eq!(fired, [50, 75, 90]);
     }
 
     #[test]
@@ -72,7 +68,7 @@ mod tests {
         let thresholds = Config::default().thresholds;
         let mut fired = Vec::new();
         assert_eq!(due(&thresholds, &mut fired, 92).map(|t| t.percent), Some(90));
-        assert_eq!(percents(&fired), [50, 75, 90]);
+        assert_eq!(fired, [50, 75, 90]);
         assert!(due(&thresholds, &mut fired, 80).is_none(), "lower thresholds count as given");
     }
 

@@ -7,7 +7,7 @@ use scratchpad_plugin_sdk::{
 
 use crate::config::{CheckpointMode, Config, FLUSH_90, Warning};
 use crate::state::GuardState;
-use crate::usage::{Usage, context_line};
+use crate::usage::{Source, Usage, context_line};
 use crate::{checkpoint, flush};
 
 /// The metadata key of seed 002's flush tracking: `true` once the agent wrote a memory file
@@ -65,7 +65,9 @@ impl<'a, S: Storage, T: Tokenizer, M: Metadata, C: Checkpoints> Guard<'a, S, T, 
         }
         let (before, mut state) = self.load();
         let usage = Usage::new(turn.tokens_used, state.last_tokens, || u64::from(self.tokenizer.count(message)));
-        state.turn_tokens = Some(usage.tokens);
+        // An estimate is kept for `after-response` to build on; the runtime's own figure is not
+        // (it gives it again), so a turn under the runtime's figures writes nothing here.
+        state.turn_tokens = (usage.source == Source::Estimate).then_some(usage.tokens);
         let mut injections = Vec::new();
         if let Some(window) = self.config.window(turn.context_window) {
             if self.config.show_context {
@@ -115,10 +117,12 @@ impl<'a, S: Storage, T: Tokenizer, M: Metadata, C: Checkpoints> Guard<'a, S, T, 
         if !self.config.enabled {
             return;
         }
+        // The argument check first: most tool calls are not memory writes, and it needs no state.
+        if !flush::is_memory_write(self.config, call) {
+            return;
+        }
         let (_, state) = self.load();
-        if state.urgent_flush_turn.as_deref() == Some(turn.turn_id.as_str())
-            && flush::is_memory_write(self.config, call)
-        {
+        if state.urgent_flush_turn.as_deref() == Some(turn.turn_id.as_str()) {
             self.publish(FLUSH_ACTIONED, "true");
         }
     }
@@ -148,11 +152,7 @@ impl<'a, S: Storage, T: Tokenizer, M: Metadata, C: Checkpoints> Guard<'a, S, T, 
             return;
         }
         let (before, state) = self.load();
-        let next = GuardState {
-            compactions: state.compactions.saturating_add(1),
-            messages_at_checkpoint: state.messages_at_checkpoint,
-            ..GuardState::default()
-        };
+        let next = GuardState { messages_at_checkpoint: state.messages_at_checkpoint, ..GuardState::default() };
         self.save(&before, &next);
     }
 

@@ -19,13 +19,12 @@ pub struct GuardState {
     pub messages_at_checkpoint: u32,
     /// Tokens in use at the end of the last turn: the runtime's figure, or the estimate.
     pub last_tokens: Option<u64>,
-    /// This turn's pre-query figure (for `after-response` when the runtime gives none).
+    /// This turn's pre-query estimate, when the runtime gave no figure (for `after-response`
+    /// to build on when it gives none either).
     pub turn_tokens: Option<u64>,
     /// The turn in which the urgent (last) flush threshold fired: write/edit calls on memory
     /// files in it count as acting on the flush.
     pub urgent_flush_turn: Option<String>,
-    /// Compactions seen.
-    pub compactions: u32,
 }
 
 impl GuardState {

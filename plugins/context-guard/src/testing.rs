@@ -1,23 +1,40 @@
 //! A native harness for the unit tests: the policy over in-memory seams.
 
-use scratchpad_plugin_sdk::{Injection, MemoryMetadata, MemoryStorage, RecordedCheckpoints, Tokenizer, ToolCall, Turn};
+use scratchpad_plugin_sdk::{
+    Injection, MemoryMetadata, MemoryStorage, RecordedCheckpoints, Storage, StorageError, ToolCall, Turn, WordTokenizer,
+};
 
 use crate::config::Config;
 use crate::guard::Guard;
 
-/// Counts whitespace-separated words: predictable token counts for estimates.
-pub struct Words;
+/// [`MemoryStorage`] that counts the writes made to it (each one a commit on a real host).
+#[derive(Debug, Default, Clone)]
+pub struct CountedStorage {
+    pub inner: MemoryStorage,
+    pub writes: usize,
+}
 
-impl Tokenizer for Words {
-    fn count(&self, text: &str) -> u32 {
-        text.split_whitespace().count() as u32
+impl Storage for CountedStorage {
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.inner.get(key)
+    }
+    fn set(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.writes += 1;
+        self.inner.set(key, value)
+    }
+    fn delete(&mut self, key: &str) -> bool {
+        self.writes += 1;
+        self.inner.delete(key)
+    }
+    fn list(&self, prefix: &str) -> Vec<String> {
+        self.inner.list(prefix)
     }
 }
 
 /// One session's seams and the configuration, kept across calls like the host keeps storage.
 pub struct Harness {
     pub config: Config,
-    pub storage: MemoryStorage,
+    pub storage: CountedStorage,
     pub metadata: MemoryMetadata,
     pub checkpoints: RecordedCheckpoints,
     pub warnings: Vec<String>,
@@ -27,7 +44,7 @@ impl Harness {
     pub fn new(config: Config) -> Self {
         Harness {
             config,
-            storage: MemoryStorage::default(),
+            storage: CountedStorage::default(),
             metadata: MemoryMetadata::default(),
             checkpoints: RecordedCheckpoints { available: true, requests: Vec::new() },
             warnings: Vec::new(),
@@ -36,9 +53,10 @@ impl Harness {
 
     fn with<R>(
         &mut self,
-        f: impl FnOnce(&mut Guard<'_, MemoryStorage, Words, MemoryMetadata, RecordedCheckpoints>) -> R,
+        f: impl FnOnce(&mut Guard<'_, CountedStorage, WordTokenizer, MemoryMetadata, RecordedCheckpoints>) -> R,
     ) -> R {
-        let mut guard = Guard::new(&mut self.storage, &Words, &mut self.metadata, &mut self.checkpoints, &self.config);
+        let mut guard =
+            Guard::new(&mut self.storage, &WordTokenizer, &mut self.metadata, &mut self.checkpoints, &self.config);
         let out = f(&mut guard);
         self.warnings.extend(std::mem::take(&mut guard.warnings));
         out

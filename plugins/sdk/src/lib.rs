@@ -34,7 +34,7 @@ pub use checkpoints::{
     Checkpoint, CheckpointRequest, Checkpoints, HostCheckpoints, RecordedCheckpoints, Summary, Trigger,
 };
 pub use metadata::{HostMetadata, MemoryMetadata, Metadata, MetadataError};
-pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer};
+pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer, WordTokenizer};
 
 /// The raw bindings generated from the WIT contract. Most plugins need only the re-exports at
 /// the crate root.

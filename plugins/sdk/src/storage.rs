@@ -56,6 +56,17 @@ impl Tokenizer for HostTokenizer {
     }
 }
 
+/// A [`Tokenizer`] for native unit tests: one token per whitespace-separated word, so the
+/// expected counts can be worked out by hand.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WordTokenizer;
+
+impl Tokenizer for WordTokenizer {
+    fn count(&self, text: &str) -> u32 {
+        text.split_whitespace().count() as u32
+    }
+}
+
 /// In-memory [`Storage`] for native unit tests.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct MemoryStorage {

@@ -146,14 +146,24 @@ fn disabled_does_nothing_and_stores_nothing() {
     assert!(h.query(&turn(0, Some(199_000)), "a").is_empty());
     h.respond(&turn(0, Some(199_000)), "r");
     assert_eq!(h.before_compaction(&turn(0, Some(199_000))), None);
-    assert!(h.storage.entries.is_empty() && h.checkpoints.requests.is_empty());
+    assert!(h.storage.inner.entries.is_empty() && h.storage.writes == 0 && h.checkpoints.requests.is_empty());
 }
 
 #[test]
 fn a_call_that_changes_nothing_writes_nothing() {
     let mut h = Harness::new(Config { show_context: false, ..no_checkpoints() });
     h.query(&turn(0, Some(10)), "a");
-    let stored = h.storage.clone();
-    h.query(&turn(0, Some(10)), "a");
-    assert_eq!(h.storage, stored);
+    h.respond(&turn(0, Some(20)), "r");
+    let writes = h.storage.writes;
+    // The runtime gives its figures and no threshold is reached: the next turn's query and
+    // every tool call are read-only (a hook that writes nothing commits nothing on the host).
+    h.query(&turn(1, Some(30)), "b");
+    h.tool(&turn(1, Some(30)), "write", r#"{"path":"memory/notes.md"}"#);
+    h.tool(&turn(1, Some(30)), "exec", r#"{"cmd":"ls"}"#);
+    assert_eq!(h.storage.writes, writes);
+    // The end of the turn records the new figure: one write.
+    h.respond(&turn(1, Some(40)), "r");
+    assert_eq!(h.storage.writes, writes + 1);
+    h.respond(&turn(1, Some(40)), "r");
+    assert_eq!(h.storage.writes, writes + 1, "the same figure again changes nothing");
 }
