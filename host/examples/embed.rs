@@ -3,13 +3,22 @@
 //! Run with `cargo run -p scratchpad-host --example embed`; `host/tests/embed_example.rs` runs it
 //! in the test suite, and the README shows an excerpt of it.
 
-use scratchpad_host::{Error, Host, HostConfig, Observation, Origin, ToolCall, TurnContext};
+use std::path::Path;
+
+use scratchpad_host::{Error, Host, HostConfig, Observation, Origin, RenderedPrompt, ToolCall, TurnContext};
 
 #[tokio::main]
 pub async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
+    let rendered = run(&dir.path().join("agent.db")).await?;
+    println!("--- system ---\n{}\n--- user ---\n{}", rendered.system, rendered.user);
+    Ok(())
+}
+
+/// A session of two turns over the database at `database`; returns the second turn's prompt.
+pub async fn run(database: &Path) -> anyhow::Result<RenderedPrompt> {
     // The embedded first-party plugins, over a database of our own.
-    let host = Host::open(HostConfig::with_database(dir.path().join("agent.db"))).await?;
+    let host = Host::open(HostConfig::with_database(database)).await?;
 
     // Session start: the guidance goes into the system prompt.
     let guidance = host.create_session("session-1", Origin::New).await?;
@@ -36,6 +45,5 @@ pub async fn main() -> anyhow::Result<()> {
     let message = "continue with step 2";
     let prompt = host.before_query(&TurnContext::new("session-1", "turn-2"), message).await?;
     let rendered = prompt.render("You are a coding agent.", message);
-    println!("--- system ---\n{}\n--- user ---\n{}", rendered.system, rendered.user);
-    Ok(())
+    Ok(rendered)
 }

@@ -164,14 +164,16 @@ fn observe_offloads_a_file_and_the_model_reads_it_back_in_the_same_turn() {
     let content: Value = serde_json::from_str(read["content"].as_str().unwrap()).unwrap();
     assert_eq!(content["content"], text_of_log[..20]);
     // A turn of its own (no --turn) does not see it: seed 004's turn isolation.
-    let elsewhere = scratchpad(&db, &["call", "s1", "scratchpad_read", &args]);
+    let elsewhere = scratchpad(&db, &["--json", "call", "s1", "scratchpad_read", &args]);
     assert_eq!(elsewhere.status.code(), Some(1));
+    let refused = json_of(&elsewhere);
+    assert_eq!(refused["error"]["code"], "not-found", "{refused}");
 
-    // Small results pass through, printed as the JSON string the model sees.
+    // Small results pass through: the text as the model sees it.
     let small = dir.path().join("small.txt");
     std::fs::write(&small, "just a line").unwrap();
     let passed = scratchpad(&db, &["observe", "s1", "fs_read", small.to_str().unwrap(), "--turn", "t1"]);
-    assert_eq!(json_of(&passed), Value::String("just a line".into()));
+    assert_eq!(text(&passed.stdout), "just a line\n");
 
     // gc removes nothing that has not expired.
     let gc = json_of(&scratchpad(&db, &["--json", "gc"]));

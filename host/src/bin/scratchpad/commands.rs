@@ -280,19 +280,20 @@ async fn observe(
     let view = host.after_tool_result(&turn, &call, &Observation::bytes(bytes.clone()).with_metadata(metadata)).await?;
     let seen = match &view.replacement {
         Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
-        None => match String::from_utf8(bytes) {
+        None => match std::str::from_utf8(&bytes) {
             Ok(text) => json!(text),
-            Err(e) => json!({ "base64": BASE64.encode(e.as_bytes()) }),
+            Err(_) => json!({ "base64": BASE64.encode(&bytes) }),
         },
     };
     if global.json {
         let by = view.replaced_by;
         print_json(&json!({ "ok": true, "turn": turn.turn_id, "step": step, "replaced_by": by, "observation": seen }));
     } else {
-        // The replacement's own text, byte for byte as the model gets it.
-        match &view.replacement {
-            Some(text) => println!("{text}"),
-            None => println!("{seen}"),
+        // The text byte for byte as the model gets it (a binary observation as JSON base64).
+        match (&view.replacement, &seen) {
+            (Some(text), _) => println!("{text}"),
+            (None, serde_json::Value::String(text)) => println!("{text}"),
+            (None, binary) => println!("{binary}"),
         }
         match &view.replaced_by {
             Some(plugin) => eprintln!("(turn {}, step {step}: replaced by plugin `{plugin}`)", turn.turn_id),
