@@ -263,8 +263,13 @@ impl Host {
     /// Linear memory of plugin `name`'s last call: (size at instantiation, peak), in bytes.
     /// The host reads it from the call's resource limiter.
     pub fn last_call_memory(&self, name: &str) -> Option<(u64, u64)> {
-        let plugin = self.inner.plugins.iter().find(|p| p.info.name == name)?;
+        let plugin = &self.inner.plugins[self.plugin_index(name)?];
         Some(*plugin.last_memory.lock().unwrap())
+    }
+
+    /// The position of plugin `name` in the host's order.
+    pub(crate) fn plugin_index(&self, name: &str) -> Option<usize> {
+        self.inner.plugins.iter().position(|p| p.info.name == name)
     }
 
     /// Serializes calls on one session within this process.

@@ -45,14 +45,15 @@ impl ScopedStore {
     /// commits its writes when `f` says to keep them — the same two trips, with the same SQL, as
     /// the host's transaction for a component call (entering the turn, reading the snapshot,
     /// committing under the session's version). On a conflict `f` runs again over a fresh
-    /// snapshot, so it must not have effects outside the storage it is given.
+    /// snapshot, so it must not have effects outside the storage it is given; after as many
+    /// lost commits in a row as the host allows, the error is the host's.
     pub async fn run<R>(
         &self,
         session: &str,
         turn_id: &str,
         f: impl Fn(&mut ScopeStorage) -> (R, bool) + Send + Sync,
     ) -> Result<R> {
-        loop {
+        for _ in 0..crate::transaction::MAX_ATTEMPTS {
             let plugins = vec![ScopeToRead { index: 0, plugin: self.plugin.clone() }];
             let (probe, turn) = (session.to_owned(), turn_id.to_owned());
             let mut read = self.db.run(move |conn| read_turn(conn, &probe, &turn, None, &plugins)).await?;
@@ -70,6 +71,7 @@ impl ScopedStore {
                 return Ok(value);
             }
         }
+        Err(crate::transaction::conflict(session))
     }
 }
 

@@ -4,8 +4,9 @@
 //! lives only in host storage, so a call that trapped or ran out of memory cannot leave a broken
 //! instance behind for the next one, and nothing a call leaves in linear memory leaks into a later
 //! call of another session. This type measures what that guarantee costs: it instantiates once
-//! and runs `before-query` on the same instance again and again, with the same snapshot, commit
-//! and checks as a normal call. Not part of the supported API.
+//! and runs `before-query` on the same instance again and again, with the same snapshot and
+//! commit as a normal call (without its deadline and the checks of the returned value). Not
+//! part of the supported API.
 
 use wasmtime::Store;
 
@@ -28,12 +29,7 @@ pub struct ReusedInstance {
 impl ReusedInstance {
     /// Instantiates plugin `name` of `host` once.
     pub async fn new(host: &Host, name: &str) -> Result<ReusedInstance> {
-        let index = host
-            .inner
-            .plugins
-            .iter()
-            .position(|p| p.info.name == name)
-            .ok_or_else(|| Error::invalid("plugin", format!("no plugin is named `{name}`")))?;
+        let index = plugin_index(host, name)?;
         let loaded = &host.inner.plugins[index];
         let state = CallState::new(loaded.info.clone(), Scope::default(), host.inner.sandbox.tokenizer.clone());
         let mut store = Store::new(&host.inner.sandbox.engine, state);
@@ -69,12 +65,11 @@ impl ReusedInstance {
 /// Instantiates plugin `name` of `host` once and drops the instance without calling it: what
 /// a fresh instance costs on its own (for the benchmarks' instantiation rows).
 pub async fn instantiate_once(host: &Host, name: &str) -> Result<()> {
-    let loaded = host
-        .inner
-        .plugins
-        .iter()
-        .find(|p| p.info.name == name)
-        .ok_or_else(|| Error::invalid("plugin", format!("no plugin is named `{name}`")))?;
+    let loaded = &host.inner.plugins[plugin_index(host, name)?];
     host.inner.sandbox.instantiate(&loaded.pre, &loaded.info).await.map_err(|e| Error::Other(e.into()))?;
     Ok(())
+}
+
+fn plugin_index(host: &Host, name: &str) -> Result<usize> {
+    host.plugin_index(name).ok_or_else(|| Error::invalid("plugin", format!("no plugin is named `{name}`")))
 }

@@ -73,11 +73,12 @@ impl Sandbox {
     }
 
     /// Runs `f` on the instance `fresh` gives (or on one made now when it gives none), with
-    /// `scope` as the plugin's storage. `fresh` is asked only once the call holds its permit, so
-    /// an instance is never held by a call that is still waiting to run. On success returns its value and what the call leaves behind
-    /// ([`Spent`]: its writes, to commit); on failure, the classified error. The call runs in
-    /// a `plugin_call` span (plugin, hook) attached to its future, so log lines of other tasks
-    /// interleaved on the thread are not tagged with it.
+    /// `scope` as the plugin's storage. `fresh` is asked only once the call holds its permit,
+    /// so an instance is never held by a call that is still waiting to run. On success returns
+    /// its value and what the call leaves behind ([`Spent`]: its writes, to commit); on
+    /// failure, the classified error. The call runs in a `plugin_call` span (plugin, hook)
+    /// attached to its future, so log lines of other tasks interleaved on the thread are not
+    /// tagged with it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn call<R, F>(
         &self,

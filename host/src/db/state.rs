@@ -89,27 +89,49 @@ pub(crate) fn commit(
 
 /// Applies `writes` (both key spaces) inside an open transaction.
 pub(crate) fn apply(tx: &Transaction<'_>, plugin: &str, session: &str, writes: &ScopeWrites) -> Result<()> {
-    apply_table(tx, "plugin_state", plugin, session, &writes.state, |v| Value::Blob(v.to_vec()))?;
+    apply_table(tx, &STATE, plugin, session, &writes.state, |v| Value::Blob(v.to_vec()))?;
     // Metadata values were checked to be JSON, so they are UTF-8 and stored as text.
-    apply_table(tx, "plugin_metadata", plugin, session, &writes.metadata, |v| {
+    apply_table(tx, &METADATA, plugin, session, &writes.metadata, |v| {
         Value::Text(String::from_utf8_lossy(v).into_owned())
     })
 }
 
+/// The statements that write one key space's table (constant text: no formatting per commit).
+struct TableSql {
+    set: &'static str,
+    delete: &'static str,
+}
+
+macro_rules! table_sql {
+    ($table:literal) => {
+        TableSql {
+            set: concat!(
+                "INSERT INTO ",
+                $table,
+                " (plugin, session, key, value) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value"
+            ),
+            delete: concat!("DELETE FROM ", $table, " WHERE plugin = ?1 AND session = ?2 AND key = ?3"),
+        }
+    };
+}
+
+const STATE: TableSql = table_sql!("plugin_state");
+const METADATA: TableSql = table_sql!("plugin_metadata");
+
 fn apply_table(
     tx: &Transaction<'_>,
-    table: &str,
+    sql: &TableSql,
     plugin: &str,
     session: &str,
     writes: &Writes,
     value_of: impl Fn(&[u8]) -> Value,
 ) -> Result<()> {
-    let mut set = tx.prepare_cached(&format!(
-        "INSERT INTO {table} (plugin, session, key, value) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (plugin, session, key) DO UPDATE SET value = excluded.value"
-    ))?;
-    let mut delete =
-        tx.prepare_cached(&format!("DELETE FROM {table} WHERE plugin = ?1 AND session = ?2 AND key = ?3"))?;
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let mut set = tx.prepare_cached(sql.set)?;
+    let mut delete = tx.prepare_cached(sql.delete)?;
     for (key, value) in writes {
         match value {
             Some(value) => set.execute(params![plugin, session, key, value_of(value)])?,
