@@ -2,40 +2,16 @@
 //! initialize → tools/list → tools/call → resources/read over stdio; then the state it wrote
 //! is visible to the next process on the same database.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-/// A `python3` command that can import the pinned client packages of
-/// `tests/clients/requirements.txt`: when the interpreter lacks them they are installed once
-/// into `target/python-deps` (never into the system), so the suite runs on a fresh machine
-/// with python3 and pip.
+#[allow(dead_code)] // the Node helpers are for other tests
+#[path = "../../tests/src/runtimes.rs"]
+mod runtimes;
+
+/// A `python3` command that imports the pinned client packages of
+/// `tests/clients/requirements.txt` (the official MCP SDK).
 fn python_with_clients() -> Command {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let deps = root.join("target/python-deps");
-    let importable = |pythonpath: Option<&PathBuf>| {
-        let mut probe = Command::new("python3");
-        probe.args(["-c", "import mcp"]);
-        if let Some(path) = pythonpath {
-            probe.env("PYTHONPATH", path);
-        }
-        probe.output().map(|o| o.status.success()).unwrap_or(false)
-    };
-    let mut python = Command::new("python3");
-    if importable(None) {
-        return python;
-    }
-    if !importable(Some(&deps)) {
-        let status = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"])
-            .arg(&deps)
-            .arg("-r")
-            .arg(root.join("tests/clients/requirements.txt"))
-            .status()
-            .expect("python3 with pip is required for the embedding tests");
-        assert!(status.success(), "installing tests/clients/requirements.txt failed");
-    }
-    python.env("PYTHONPATH", &deps);
-    python
+    runtimes::python_with("tests/clients/requirements.txt", "target/python-deps")
 }
 
 #[test]

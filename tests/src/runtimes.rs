@@ -4,9 +4,12 @@
 //!
 //! - Node: `tests/embed/node`, installed with `npm ci` from its `package-lock.json` into its
 //!   `node_modules` (gitignored).
-//! - Python: the pins of `tests/embed/python/requirements.txt`; when the interpreter does not
-//!   already have exactly those versions they are installed into `target/python-embed-deps`
-//!   (never into the system).
+//! - Python: the pins of a requirements file (`tests/embed/python/requirements.txt` for the
+//!   embedding, `tests/clients/requirements.txt` for the sidecars' clients); when the
+//!   interpreter does not already have exactly those versions they are installed into a
+//!   directory under `target/` (never into the system).
+//!
+//! `host/tests` includes this file as a module too (it cannot depend on this crate).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,7 +29,13 @@ pub fn generated_dir(name: &str) -> PathBuf {
     root().join("target/embed").join(name)
 }
 
-fn run(command: &mut Command, what: &str) -> Output {
+/// The scratchpad component the embedded hosts load.
+pub fn component() -> &'static str {
+    scratchpad_host::embedded::component_path("scratchpad").expect("the scratchpad component is built")
+}
+
+/// Runs `command`; its output, after asserting it succeeded (`what` names it in the failure).
+pub fn run(command: &mut Command, what: &str) -> Output {
     let output = command.output().unwrap_or_else(|e| panic!("{what}: could not start {command:?}: {e}"));
     assert!(
         output.status.success(),
@@ -61,13 +70,19 @@ pub fn node() -> Command {
 }
 
 /// A `python3` command that imports exactly the pinned versions of
-/// `tests/embed/python/requirements.txt`.
+/// `tests/embed/python/requirements.txt` (wasmtime-py).
 pub fn python() -> Command {
-    let requirements = root().join("tests/embed/python/requirements.txt");
-    let deps = root().join("target/python-embed-deps");
+    python_with("tests/embed/python/requirements.txt", "target/python-embed-deps")
+}
+
+/// A `python3` command that imports exactly the versions `requirements` (relative to the
+/// repository's root) pins, installing them into `deps` (relative too) when the interpreter
+/// lacks them.
+pub fn python_with(requirements: &str, deps: &str) -> Command {
+    let (requirements, deps) = (root().join(requirements), root().join(deps));
     let pins = pins(&requirements);
     let _guard = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    run(Command::new("python3").arg("--version"), "Python 3 is required for the wasmtime-py embedding test (python3)");
+    run(Command::new("python3").arg("--version"), "Python 3 is required by the tests of other runtimes (python3)");
     if has_pins(&pins, None) {
         return Command::new("python3");
     }
@@ -78,7 +93,7 @@ pub fn python() -> Command {
                 .arg(&deps)
                 .arg("-r")
                 .arg(&requirements),
-            "installing tests/embed/python/requirements.txt into target/python-embed-deps (pip)",
+            &format!("installing {} into {} (pip)", requirements.display(), deps.display()),
         );
         assert!(has_pins(&pins, Some(&deps)), "pip installed other versions than {requirements:?} pins: {pins:?}");
     }

@@ -15,29 +15,22 @@ const EXPECTED: &str = "Plan set.\n\
                         2. Test Y\n\
                         [End Scratchpad]\n";
 
-fn component() -> &'static str {
-    scratchpad_host::embedded::component_path("scratchpad").expect("the scratchpad component is built")
-}
-
 fn stdout_of(mut command: std::process::Command) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("running {command:?}: {e}"));
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{command:?} failed:\n{stdout}\n{stderr}");
-    stdout
+    let output = runtimes::run(&mut command, "the example");
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]
 fn the_node_example_sets_a_plan_and_gets_the_block_for_the_next_turn() {
     let mut node = runtimes::node();
-    node.arg("example.mjs").arg(component()).arg(runtimes::generated_dir("jco"));
+    node.arg("example.mjs").arg(runtimes::component()).arg(runtimes::generated_dir("jco"));
     assert_eq!(stdout_of(node), EXPECTED);
 }
 
 #[test]
 fn the_python_example_sets_a_plan_and_gets_the_block_for_the_next_turn() {
     let mut python = runtimes::python();
-    python.arg(runtimes::root().join("tests/embed/python/example.py")).arg(component());
+    python.arg(runtimes::root().join("tests/embed/python/example.py")).arg(runtimes::component());
     assert_eq!(stdout_of(python), EXPECTED);
 }
 

@@ -24,10 +24,6 @@ fn vectors() -> Vec<Value> {
     vectors_file()["vectors"].as_array().expect("`vectors` is an array").clone()
 }
 
-fn component() -> &'static str {
-    scratchpad_host::embedded::component_path("scratchpad").expect("the scratchpad component is built")
-}
-
 /// One step whose answer is not the expected one.
 #[derive(Debug)]
 struct Divergence {
@@ -192,7 +188,7 @@ fn divergent_vectors(dir: &Path) -> PathBuf {
 
 /// The `summary: {...}` line a replay prints last, and whether it exited successfully.
 fn replay_in(mut command: Command, vectors: &Path) -> (bool, Value, String) {
-    let output = command.arg("--wasm").arg(component()).arg("--vectors").arg(vectors).output().unwrap();
+    let output = command.arg("--wasm").arg(runtimes::component()).arg("--vectors").arg(vectors).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let transcript = format!("{command:?}\n--- stdout\n{stdout}--- stderr\n{stderr}");

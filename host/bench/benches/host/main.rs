@@ -1,7 +1,7 @@
 //! The component against native code and against Extism, in one process run (issue 8). Ratios
 //! matter more than absolute times on a shared 2-core machine; `host/bench/report.py` turns
 //! criterion's estimates into the README's tables. Run: `cargo bench -p scratchpad-bench` (add
-//! `-- --quick` for a pass that finishes in under two minutes).
+//! `-- --quick` for a short pass: about 20 s on the project's machine).
 //!
 //! The three contenders run the same scratchpad code (`scratchpad-guest`) on one SQLite file,
 //! each in its own session: the component through the host (`Host`, a fresh instance per call,
