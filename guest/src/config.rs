@@ -21,7 +21,7 @@
 //! Unknown keys and wrongly typed values are errors; [`Config::from_json`] collects every one
 //! of them into a single message so a user fixes the config in one pass.
 
-use scratchpad_plugin_sdk::Placement;
+use scratchpad_plugin_sdk::{Placement, config};
 use serde_json::Value;
 
 /// A set of tools the component can offer to the model.
@@ -125,7 +125,7 @@ const PLACEMENTS: &[(&str, Placement)] = &[
 impl Config {
     /// Parses the config object text. `Err` names every offending key in one message.
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let map = scratchpad_plugin_sdk::config_object(text, "scratchpad")?;
+        let map = config::object(text, "scratchpad")?;
         let mut config = Config::default();
         let mut errors = Vec::new();
         for (key, value) in &map {
@@ -138,11 +138,11 @@ impl Config {
 
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), String> {
         match key {
-            "enabled" => self.enabled = boolean(key, value)?,
+            "enabled" => self.enabled = config::boolean(key, value)?,
             "notesMaxChars" => self.notes_max_chars = positive(key, value)? as usize,
             "planMaxChars" => self.plan_max_chars = positive(key, value)? as usize,
             "refsMaxItems" => self.refs_max_items = positive(key, value)? as usize,
-            "tokenBudget" => self.token_budget = boolean(key, value)?,
+            "tokenBudget" => self.token_budget = config::boolean(key, value)?,
             "maxTokens" => self.max_tokens = positive(key, value)?,
             "surfaces" => self.surfaces = surfaces(key, value)?,
             "placement" => self.placement = placement(key, value)?,
@@ -168,22 +168,12 @@ impl Config {
     }
 }
 
-fn boolean(key: &str, value: &Value) -> Result<bool, String> {
-    value.as_bool().ok_or_else(|| format!("`{key}` must be true or false, got {value}"))
-}
-
 fn count(key: &str, value: &Value) -> Result<u32, String> {
-    value
-        .as_u64()
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| format!("`{key}` must be an integer from 0 to {}, got {value}", u32::MAX))
+    config::integer_u32(key, value, 0)
 }
 
 fn positive(key: &str, value: &Value) -> Result<u32, String> {
-    match count(key, value) {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("`{key}` must be an integer from 1 to {}, got {value}", u32::MAX)),
-    }
+    config::integer_u32(key, value, 1)
 }
 
 fn surfaces(key: &str, value: &Value) -> Result<Vec<Surface>, String> {

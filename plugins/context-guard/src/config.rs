@@ -24,6 +24,7 @@
 //! without one is `marked`, the delivery seed 002 recommends. Unknown keys and wrongly typed
 //! values are errors, all named in one message.
 
+use scratchpad_plugin_sdk::config;
 use serde_json::{Map, Value};
 
 /// Seed 002's default flush prompts.
@@ -155,14 +156,16 @@ const CHECKPOINT_KEYS: &[&str] = &["enabled", "tokenThresholdPercents", "turnThr
 impl Config {
     /// Parses the config object text. `Err` names every offending key in one message.
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let map = scratchpad_plugin_sdk::config_object(text, "context-guard")?;
+        let map = config::object(text, "context-guard")?;
         let mut config = Config::default();
         let mut errors = Vec::new();
         for (key, value) in &map {
             let result = match key.as_str() {
-                "enabled" => boolean(key, value).map(|b| config.enabled = b),
-                "contextWindow" => positive(key, value).map(|n| config.context_window = Some(n)),
-                "showContext" => boolean(key, value).map(|b| config.show_context = b),
+                "enabled" => config::boolean(key, value).map(|b| config.enabled = b),
+                "contextWindow" => {
+                    config::integer(key, value, 1, config::MAX_INTEGER).map(|n| config.context_window = Some(n))
+                }
+                "showContext" => config::boolean(key, value).map(|b| config.show_context = b),
                 "memoryFlush" => section(key, value, FLUSH_KEYS, &mut errors, |k, v| config.apply_flush(k, v)),
                 "compaction" => section(key, value, COMPACTION_KEYS, &mut errors, |k, v| config.apply_compaction(k, v)),
                 "checkpoint" => section(key, value, CHECKPOINT_KEYS, &mut errors, |k, v| config.apply_checkpoint(k, v)),
@@ -177,9 +180,9 @@ impl Config {
 
     fn apply_flush(&mut self, key: &str, value: &Value) -> Result<(), String> {
         match key {
-            "enabled" => self.flush_enabled = boolean(&format!("memoryFlush.{key}"), value)?,
+            "enabled" => self.flush_enabled = config::boolean(&format!("memoryFlush.{key}"), value)?,
             "thresholds" => self.thresholds = thresholds(value)?,
-            "actionTools" => self.action_tools = strings("memoryFlush.actionTools", value)?,
+            "actionTools" => self.action_tools = config::strings("memoryFlush.actionTools", value)?,
             "actionPathPrefix" => {
                 self.action_path_prefix = value
                     .as_str()
@@ -234,10 +237,7 @@ impl Config {
                 percents.dedup();
                 self.checkpoint_percents = percents;
             }
-            "turnThreshold" => {
-                self.checkpoint_turns = u32::try_from(count("checkpoint.turnThreshold", value)?)
-                    .map_err(|_| format!("`checkpoint.turnThreshold` must be at most {}, got {value}", u32::MAX))?
-            }
+            "turnThreshold" => self.checkpoint_turns = config::integer_u32("checkpoint.turnThreshold", value, 0)?,
             "minTokensForGen" => self.min_tokens_for_gen = count("checkpoint.minTokensForGen", value)?,
             _ => unreachable!("section() checked the key"),
         }
@@ -312,21 +312,8 @@ fn percent(value: &Value) -> Option<u8> {
     value.as_u64().filter(|n| (1..=100).contains(n)).map(|n| n as u8)
 }
 
-fn boolean(key: &str, value: &Value) -> Result<bool, String> {
-    value.as_bool().ok_or_else(|| format!("`{key}` must be true or false, got {value}"))
-}
-
 fn count(key: &str, value: &Value) -> Result<u64, String> {
-    value.as_u64().ok_or_else(|| format!("`{key}` must be a non-negative integer, got {value}"))
-}
-
-fn positive(key: &str, value: &Value) -> Result<u64, String> {
-    value.as_u64().filter(|&n| n > 0).ok_or_else(|| format!("`{key}` must be a positive integer, got {value}"))
-}
-
-fn strings(key: &str, value: &Value) -> Result<Vec<String>, String> {
-    let wrong = || format!("`{key}` must be an array of strings, got {value}");
-    value.as_array().ok_or_else(wrong)?.iter().map(|v| v.as_str().map(str::to_owned).ok_or_else(wrong)).collect()
+    config::integer(key, value, 0, config::MAX_INTEGER)
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@
 //! Unknown keys and wrongly typed values are errors; [`Config::from_json`] collects every one
 //! of them into a single message so a user fixes the config in one pass.
 
+use scratchpad_plugin_sdk::config;
 use serde_json::Value;
 
 /// The parsed configuration. [`Config::default`] is the configuration of `{}`.
@@ -90,7 +91,7 @@ const KEYS: &[&str] = &[
 impl Config {
     /// Parses the config object text. `Err` names every offending key in one message.
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let map = scratchpad_plugin_sdk::config_object(text, "observations")?;
+        let map = config::object(text, "observations")?;
         let mut config = Config::default();
         let errors: Vec<String> = map.iter().filter_map(|(key, value)| config.apply(key, value).err()).collect();
         if errors.is_empty() { Ok(config) } else { Err(format!("invalid observations config: {}", errors.join("; "))) }
@@ -116,14 +117,8 @@ impl Config {
     }
 }
 
-/// Largest integer accepted for any key: JSON's safe integers, far beyond any useful size.
-const MAX: u64 = (1 << 53) - 1;
-
 fn integer(key: &str, value: &Value, min: u64) -> Result<u64, String> {
-    match value.as_u64() {
-        Some(n) if (min..=MAX).contains(&n) => Ok(n),
-        _ => Err(format!("`{key}` must be an integer from {min} to {MAX}, got {value}")),
-    }
+    config::integer(key, value, min, config::MAX_INTEGER)
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@
 
 pub mod args;
 mod checkpoints;
+pub mod config;
 mod metadata;
 mod storage;
 
@@ -64,19 +65,10 @@ pub fn log(level: Level, message: &str) {
     bindings::scratchpad::plugin::log::log(level, message);
 }
 
-/// This plugin's configuration as JSON object text (`{}` when none was given).
+/// This plugin's configuration as JSON object text (`{}` when none was given); check it with
+/// the helpers of [`mod@config`].
 pub fn config() -> String {
     bindings::scratchpad::plugin::config::get()
-}
-
-/// Parses configuration text (see [`config`]) into its JSON object, or says, naming `plugin`,
-/// why it is not one — the first step of every plugin's config validation.
-pub fn config_object(text: &str, plugin: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
-    match serde_json::from_str(text) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!("{plugin} config must be a JSON object")),
-        Err(e) => Err(format!("{plugin} config is not valid JSON: {e}")),
-    }
 }
 
 /// A scratchpad plugin. Every method has a default that does nothing, so a plugin implements
