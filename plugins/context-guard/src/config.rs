@@ -184,9 +184,11 @@ impl Config {
             "thresholds" => self.thresholds = thresholds(value)?,
             "actionTools" => self.action_tools = config::strings("memoryFlush.actionTools", value)?,
             "actionPathPrefix" => {
+                // An empty prefix would count a write anywhere as acting on the flush.
                 self.action_path_prefix = value
                     .as_str()
-                    .ok_or_else(|| format!("`memoryFlush.actionPathPrefix` must be a string, got {value}"))?
+                    .filter(|prefix| !prefix.is_empty())
+                    .ok_or_else(|| format!("`memoryFlush.actionPathPrefix` must be a non-empty string, got {value}"))?
                     .to_owned()
             }
             _ => unreachable!("section() checked the key"),
@@ -231,10 +233,13 @@ impl Config {
                 let items = value.as_array().ok_or_else(wrong)?;
                 let mut percents = Vec::with_capacity(items.len());
                 for item in items {
-                    percents.push(percent(item).ok_or_else(wrong)?);
+                    let percent = percent(item).ok_or_else(wrong)?;
+                    if percents.contains(&percent) {
+                        return Err(format!("`checkpoint.tokenThresholdPercents` repeats {percent}, got {value}"));
+                    }
+                    percents.push(percent);
                 }
                 percents.sort_unstable();
-                percents.dedup();
                 self.checkpoint_percents = percents;
             }
             "turnThreshold" => self.checkpoint_turns = config::integer_u32("checkpoint.turnThreshold", value, 0)?,
@@ -355,7 +360,7 @@ mod tests {
             r#"{"enabled": false, "contextWindow": 1000, "showContext": false,
                 "memoryFlush": {"enabled": false, "actionTools": ["save"], "actionPathPrefix": "notes/"},
                 "compaction": {"reserveTokens": 10, "warning": "notepad"},
-                "checkpoint": {"enabled": true, "tokenThresholdPercents": [60, 30, 60], "turnThreshold": 0, "minTokensForGen": 5}}"#,
+                "checkpoint": {"enabled": true, "tokenThresholdPercents": [60, 30], "turnThreshold": 0, "minTokensForGen": 5}}"#,
         )
         .unwrap();
         assert!(!config.enabled && !config.show_context && !config.flush_enabled);
@@ -415,6 +420,10 @@ mod tests {
                 .contains("unknown key `memoryFlush.thresholds[0].when`")
         );
         assert!(err("[]").contains("JSON object"));
+        // Repeats are refused alike for the checkpoint percentages.
+        assert!(err(r#"{"checkpoint": {"tokenThresholdPercents": [25, 50, 25]}}"#).contains("repeats 25"));
+        // An empty prefix would count a write anywhere as acting on the flush.
+        assert!(err(r#"{"memoryFlush": {"actionPathPrefix": ""}}"#).contains("non-empty string"));
     }
 
     #[test]
