@@ -26,16 +26,26 @@ const PLAN: usize = 20;
 const REFS: usize = 5;
 const TOKENS: u32 = 12;
 
+/// The small limits, with the token budget off (`[0]`) and on (`[1]`), parsed once.
+fn configs() -> &'static [scratchpad_guest::Config; 2] {
+    static CONFIGS: std::sync::OnceLock<[scratchpad_guest::Config; 2]> = std::sync::OnceLock::new();
+    CONFIGS.get_or_init(|| {
+        [false, true].map(|token_budget| {
+            scratchpad_guest::Config::from_json(&format!(
+                r#"{{"notesMaxChars": {NOTES}, "planMaxChars": {PLAN}, "refsMaxItems": {REFS},
+                    "tokenBudget": {token_budget}, "maxTokens": {TOKENS}, "surfaces": ["scratchpad", "notepad"]}}"#
+            ))
+            .unwrap()
+        })
+    })
+}
+
 fuzz_target!(|data: &[u8]| {
     let mut storage = MemoryStorage::default();
     for (index, call) in data.split(|&b| b == 0xFF).take(16).enumerate() {
         let Some((&selector, rest)) = call.split_first() else { continue };
         let token_budget = selector & 0x80 != 0;
-        let config = scratchpad_guest::Config::from_json(&format!(
-            r#"{{"notesMaxChars": {NOTES}, "planMaxChars": {PLAN}, "refsMaxItems": {REFS},
-                "tokenBudget": {token_budget}, "maxTokens": {TOKENS}, "surfaces": ["scratchpad", "notepad"]}}"#
-        ))
-        .unwrap();
+        let config = &configs()[usize::from(token_budget)];
         let turn = Turn {
             session_id: "s".into(),
             turn_id: format!("t{index}"),
@@ -44,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
             context_window: None,
         };
         let arguments = String::from_utf8_lossy(rest);
-        let mut pad = scratchpad_guest::Scratchpad::new(&mut storage, &Lumpy, &config);
+        let mut pad = scratchpad_guest::Scratchpad::new(&mut storage, &Lumpy, config);
         let before = pad.spaces();
         let result = pad.call_tool(&turn, TOOLS[(selector & 0x7F) as usize % TOOLS.len()], &arguments);
         let after = pad.spaces();
