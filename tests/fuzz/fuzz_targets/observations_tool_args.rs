@@ -78,7 +78,8 @@ impl Blobs for OneEntry {
 fuzz_target!(|data: &[u8]| {
     let arguments = String::from_utf8_lossy(data);
     let config = Config::default();
-    let turn = Turn { session_id: "s".into(), turn_id: "t".into(), turn_index: 0, tokens_used: None, context_window: None };
+    let turn =
+        Turn { session_id: "s".into(), turn_id: "t".into(), turn_index: 0, tokens_used: None, context_window: None };
     let mut store = OneEntry;
     let plugin = Observations::new(&mut store, &config);
     let _ = plugin.call_tool(&turn, "scratchpad_read", &arguments);
