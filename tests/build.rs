@@ -9,6 +9,8 @@ const COMPONENTS: &[Component] = &[
     // Components that do not implement the contract: another world, and a later version.
     Component { constant: "ALIEN", package: "alien-component" },
     Component { constant: "FUTURE", package: "future-component" },
+    // A hostile plugin against the raw WIT (no SDK): host work on its behalf, terminal spoofing.
+    Component { constant: "HOSTILE", package: "hostile-component" },
 ];
 
 fn main() {

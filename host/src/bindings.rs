@@ -2,7 +2,9 @@
 //!
 //! Imports are synchronous (they touch only the call's in-memory state; storage I/O happens
 //! before and after the call) except the blob store's reads and `checkpoints.latest`, which
-//! are async because they query SQLite on the blocking pool. All are `trappable`, so a host-side fault becomes a trap of that one
+//! are async because they query SQLite on the blocking pool, and `tokens.count` and an
+//! observation's `sha256`, which are async because a long input is worked on off the
+//! executor's threads. All are `trappable`, so a host-side fault becomes a trap of that one
 //! call. Exports are async so calls run under tokio with epoch-based deadlines.
 
 wasmtime::component::bindgen!({
@@ -15,6 +17,8 @@ wasmtime::component::bindgen!({
         "scratchpad:plugin/blobs.read": async | trappable,
         "scratchpad:plugin/blobs.gc": async | trappable,
         "scratchpad:plugin/checkpoints.latest": async | trappable,
+        "scratchpad:plugin/tokens.count": async | trappable,
+        "scratchpad:plugin/observation.[method]observation.sha256": async | trappable,
         default: trappable,
     },
     exports: { default: async },

@@ -13,6 +13,8 @@
 //! storage_quota_bytes = 8388608
 //! output_bytes = 1048576
 //! blob_quota_bytes = 1073741824
+//! storage_max_keys = 1024
+//! blob_max_ttl_seconds = 86400
 //!
 //! [[plugin]]               # plugins in call order; without [[plugin]] the embedded defaults load
 //! name = "scratchpad"      # no `path`: the embedded component of that name
@@ -22,6 +24,7 @@
 //! [[plugin]]
 //! name = "my-policy"
 //! path = "plugins/my_policy.wasm"   # relative to the config file
+//! upgrade = true           # once, when a new build of it should keep its stored data
 //! [plugin.limits]
 //! call_timeout_ms = 250
 //! ```
@@ -49,6 +52,14 @@ pub struct Limits {
     /// Cap on the bytes of a plugin's live (unexpired) offloaded observations per session, the
     /// blob store's quota. Default 1 GiB.
     pub blob_quota_bytes: u64,
+    /// Cap on the keys (storage and metadata together) a plugin keeps per session. Default
+    /// 1,024: every call reads its plugin's whole scope, so the count of keys, not only their
+    /// bytes, is what a call costs.
+    pub storage_max_keys: u64,
+    /// Longest lifetime a plugin may give an offloaded observation, in seconds; a longer
+    /// `ttl-seconds` is shortened to it. Default 86,400 (one day; seed 004's default TTL is
+    /// one hour), so `gc` always reclaims what a plugin stored.
+    pub blob_max_ttl_seconds: u64,
 }
 
 impl Default for Limits {
@@ -59,6 +70,8 @@ impl Default for Limits {
             storage_quota_bytes: 8 << 20,
             output_bytes: 1 << 20,
             blob_quota_bytes: 1 << 30,
+            storage_max_keys: 1024,
+            blob_max_ttl_seconds: 86_400,
         }
     }
 }
@@ -119,6 +132,11 @@ pub struct PluginSpec {
     pub config: serde_json::Value,
     /// Its sandbox limits.
     pub limits: Limits,
+    /// Whether this component may take over data that another component stored under the
+    /// same name (a new version of the same plugin), or a reserved embedded name. Default
+    /// `false`. The first component loaded under a name in a database owns its data; the
+    /// embedded components' names are reserved to them (the README's security section).
+    pub upgrade: bool,
 }
 
 impl PluginSpec {
@@ -129,6 +147,7 @@ impl PluginSpec {
             source: PluginSource::Embedded(name.to_owned()),
             config: serde_json::json!({}),
             limits: Limits::default(),
+            upgrade: false,
         }
     }
 
@@ -136,7 +155,13 @@ impl PluginSpec {
     pub fn file(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        PluginSpec { name, source: PluginSource::File(path), config: serde_json::json!({}), limits: Limits::default() }
+        PluginSpec {
+            name,
+            source: PluginSource::File(path),
+            config: serde_json::json!({}),
+            limits: Limits::default(),
+            upgrade: false,
+        }
     }
 
     /// The same plugin with configuration `config`.
@@ -148,6 +173,13 @@ impl PluginSpec {
     /// The same plugin with sandbox limits `limits`.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The same plugin, allowed to take over the data another component stored under its
+    /// name (a new version of the same plugin).
+    pub fn upgrading(mut self) -> Self {
+        self.upgrade = true;
         self
     }
 }
@@ -279,7 +311,8 @@ impl HostConfig {
                 Some(table) => serde_json::to_value(table).expect("TOML tables convert to JSON"),
             };
             let limits = plugin.limits.apply(defaults, &format!("{at}.limits"), &mut problems);
-            config.plugins.push(PluginSpec { name: plugin.name, source, config: config_json, limits });
+            let upgrade = plugin.upgrade;
+            config.plugins.push(PluginSpec { name: plugin.name, source, config: config_json, limits, upgrade });
         }
         if let Err(duplicate) = check_unique_names(&config.plugins) {
             problems.push(duplicate);
@@ -323,6 +356,8 @@ struct FileConfig {
 struct FilePlugin {
     name: String,
     path: Option<PathBuf>,
+    #[serde(default)]
+    upgrade: bool,
     config: Option<toml::Table>,
     #[serde(default)]
     limits: FileLimits,
@@ -336,6 +371,8 @@ struct FileLimits {
     storage_quota_bytes: Option<u64>,
     output_bytes: Option<u64>,
     blob_quota_bytes: Option<u64>,
+    storage_max_keys: Option<u64>,
+    blob_max_ttl_seconds: Option<u64>,
 }
 
 impl FileLimits {
@@ -363,6 +400,12 @@ impl FileLimits {
         }
         if let Some(bytes) = positive("blob_quota_bytes", self.blob_quota_bytes) {
             limits.blob_quota_bytes = bytes;
+        }
+        if let Some(keys) = positive("storage_max_keys", self.storage_max_keys) {
+            limits.storage_max_keys = keys;
+        }
+        if let Some(seconds) = positive("blob_max_ttl_seconds", self.blob_max_ttl_seconds) {
+            limits.blob_max_ttl_seconds = seconds;
         }
         limits
     }

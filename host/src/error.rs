@@ -27,8 +27,16 @@ pub enum PluginFailure {
         /// The cap in bytes.
         limit_bytes: u64,
     },
-    /// The plugin overflowed its call stack.
+    /// The plugin overflowed the engine's call stack for wasm frames (recursion whose frames
+    /// live in linear memory, as Rust's and C's locals may, ends in an out-of-bounds
+    /// [`Trap`](PluginFailure::Trap) instead).
     StackOverflow,
+    /// The plugin called WASI `exit` instead of returning. WASI 0.2's `exit` carries only
+    /// success or failure, so `std::process::exit(7)` arrives as a failure with no code.
+    Exited {
+        /// Whether it exited with success.
+        success: bool,
+    },
     /// The plugin trapped (a panic, an `unreachable`, a bad memory access, ...).
     Trap(String),
     /// The plugin returned something the contract does not allow.
@@ -46,6 +54,11 @@ impl fmt::Display for PluginFailure {
                 write!(f, "returned {size} bytes of output, over the output cap of {limit_bytes} bytes")
             }
             PluginFailure::StackOverflow => write!(f, "overflowed its call stack"),
+            PluginFailure::Exited { success: true } => write!(f, "exited (WASI exit, success) instead of returning"),
+            PluginFailure::Exited { success: false } => write!(
+                f,
+                "exited (WASI exit, failure) instead of returning; WASI 0.2 passes no exit code, only success or failure"
+            ),
             PluginFailure::Trap(message) => write!(f, "trapped: {message}"),
             PluginFailure::Contract(message) => write!(f, "broke the plugin contract: {message}"),
         }

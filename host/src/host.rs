@@ -19,7 +19,7 @@ use crate::db::state;
 use crate::db::{Db, now_ms};
 use crate::error::{Error, Result};
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
-use crate::sandbox::{CallOutput, Sandbox, check_output};
+use crate::sandbox::{Sandbox, check_value};
 use crate::types::{Injection, Origin};
 
 /// Longest session or turn id, in bytes.
@@ -89,6 +89,9 @@ impl Host {
         sandbox.summarizer_available = config.summarizer.is_some();
         let db = Db::open(&config.database).await?;
 
+        for spec in &config.plugins {
+            crate::identity::check_reserved(spec)?;
+        }
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
         for spec in &config.plugins {
@@ -109,6 +112,8 @@ impl Host {
             }
             plugins.push(loaded);
         }
+        let identities = config.plugins.iter().zip(&plugins).map(|(spec, p)| (spec, p.identity.clone())).collect();
+        crate::identity::claim(&db, identities).await?;
         tracing::info!(database = %config.database.display(), plugins = plugins.len(), "host ready");
         let inner = Inner {
             db,
@@ -174,7 +179,7 @@ impl Host {
         let mut guidance = Vec::new();
         let mut inits = Vec::new();
         for loaded in &self.inner.plugins {
-            let scope = Scope::new(Default::default(), loaded.info.limits.storage_quota_bytes);
+            let scope = Scope::new(Default::default(), &loaded.info.limits);
             let hook = "before-session-create";
             let (setup, call) = self
                 .inner
@@ -194,7 +199,7 @@ impl Host {
                     },
                 )
                 .await?;
-            check_output(&loaded.info, hook, setup.output_bytes())?;
+            check_value(&loaded.info, &loaded.tools, hook, &setup)?;
             guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
             inits.push(PluginInit {
                 plugin: loaded.info.name.clone(),

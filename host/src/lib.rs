@@ -39,6 +39,7 @@ mod engine;
 mod error;
 mod hooks;
 mod host;
+mod identity;
 mod inspect;
 pub mod interop;
 #[doc(hidden)]
@@ -49,6 +50,7 @@ mod prompt;
 #[doc(hidden)]
 pub mod reuse;
 mod sandbox;
+pub mod terminal;
 mod transaction;
 mod types;
 mod warm;

@@ -22,7 +22,7 @@ use crate::{Encoding, Error, Result};
 pub struct ScopedStore {
     db: Db,
     plugin: String,
-    quota: u64,
+    limits: crate::Limits,
 }
 
 /// A call's view of one scope: the snapshot plus the call's own pending writes, with the
@@ -32,13 +32,9 @@ pub struct ScopeStorage(Scope);
 
 impl ScopedStore {
     /// Opens the database at `path` (the schema the host uses) for the scopes of `plugin`, with
-    /// the host's default storage quota.
+    /// the host's default storage quota and key cap.
     pub async fn open(path: &std::path::Path, plugin: &str) -> Result<Self> {
-        Ok(ScopedStore {
-            db: Db::open(path).await?,
-            plugin: plugin.to_owned(),
-            quota: crate::Limits::default().storage_quota_bytes,
-        })
+        Ok(ScopedStore { db: Db::open(path).await?, plugin: plugin.to_owned(), limits: crate::Limits::default() })
     }
 
     /// Runs `f` over a snapshot of this plugin's scope in `session`, in turn `turn_id`, and
@@ -58,7 +54,7 @@ impl ScopedStore {
             let (probe, turn) = (session.to_owned(), turn_id.to_owned());
             let mut read = self.db.run(move |conn| read_turn(conn, &probe, &turn, None, &plugins)).await?;
             let (_, snapshot) = read.snapshots.pop().expect("one scope was read");
-            let mut storage = ScopeStorage(Scope::new(snapshot, self.quota));
+            let mut storage = ScopeStorage(Scope::new(snapshot, &self.limits));
             let (value, keep) = f(&mut storage);
             let writes = storage.0.into_writes();
             if writes.is_empty() || !keep {

@@ -22,6 +22,16 @@ use crate::warm::WarmPool;
 /// The contract a component must implement.
 pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.0";
 
+/// Most tools one plugin may declare. The host lists, routes and serves every declared tool
+/// on every start and in every turn, so a manifest must cost a bounded amount.
+pub const MAX_TOOLS: usize = 128;
+/// Longest tool description, in bytes (model APIs cap descriptions near 1,000 characters).
+pub const MAX_DESCRIPTION_BYTES: usize = 4 << 10;
+/// Longest parameters schema of one tool, in bytes.
+pub const MAX_SCHEMA_BYTES: usize = 16 << 10;
+/// Longest message a plugin may refuse its configuration with, in bytes; the rest is cut.
+pub const MAX_REFUSAL_BYTES: usize = 4 << 10;
+
 /// A loaded plugin, ready to instantiate for every call.
 pub(crate) struct LoadedPlugin {
     pub(crate) info: Arc<PluginInfo>,
@@ -32,6 +42,8 @@ pub(crate) struct LoadedPlugin {
     pub(crate) last_memory: std::sync::Mutex<(u64, u64)>,
     /// Fresh instances made ahead of their call.
     pub(crate) warm: WarmPool,
+    /// What identifies its component (see [`crate::identity`]).
+    pub(crate) identity: String,
 }
 
 /// What `scratchpad plugins` and `inspect` show about a plugin.
@@ -51,12 +63,23 @@ pub struct PluginSummary {
     pub output_bytes: u64,
     /// Its quota of live offloaded observations per session in bytes.
     pub blob_quota_bytes: u64,
+    /// Most keys it keeps per session (storage and metadata).
+    pub storage_max_keys: u64,
+    /// Longest lifetime it may give an offloaded observation, in seconds.
+    pub blob_max_ttl_seconds: u64,
 }
 
 impl LoadedPlugin {
     pub(crate) fn summary(&self) -> PluginSummary {
-        let Limits { call_timeout, memory_bytes, storage_quota_bytes, output_bytes, blob_quota_bytes } =
-            self.info.limits;
+        let Limits {
+            call_timeout,
+            memory_bytes,
+            storage_quota_bytes,
+            output_bytes,
+            blob_quota_bytes,
+            storage_max_keys,
+            blob_max_ttl_seconds,
+        } = self.info.limits;
         PluginSummary {
             name: self.info.name.clone(),
             tools: self.tools.clone(),
@@ -65,6 +88,8 @@ impl LoadedPlugin {
             storage_quota_bytes,
             output_bytes,
             blob_quota_bytes,
+            storage_max_keys,
+            blob_max_ttl_seconds,
         }
     }
 }
@@ -94,11 +119,13 @@ pub(crate) async fn load(
 
     let engine = sandbox.engine.clone();
     let cache = cache_dir.map(Path::to_owned);
-    let component =
-        tokio::task::spawn_blocking(move || crate::cache::load_component(&engine, &bytes, cache.as_deref()))
-            .await
-            .map_err(|e| refuse(format!("compiling panicked: {e}")))?
-            .map_err(|e| refuse(format!("not a valid component: {e:#}")))?;
+    let owned = spec.clone();
+    let (component, identity) = tokio::task::spawn_blocking(move || {
+        (crate::cache::load_component(&engine, &bytes, cache.as_deref()), crate::identity::of(&owned, &bytes))
+    })
+    .await
+    .map_err(|e| refuse(format!("compiling panicked: {e}")))?;
+    let component = component.map_err(|e| refuse(format!("not a valid component: {e:#}")))?;
 
     check_contract_version(&component, &sandbox.engine).map_err(refuse)?;
     let instance_pre = sandbox
@@ -111,7 +138,7 @@ pub(crate) async fn load(
 
     let info =
         Arc::new(PluginInfo { name: spec.name.clone(), limits: spec.limits, config_json: spec.config.to_string() });
-    let scope = Scope::new(Snapshot::default(), spec.limits.storage_quota_bytes);
+    let scope = Scope::new(Snapshot::default(), &spec.limits);
     let (manifest, _) = sandbox
         .call(
             || None,
@@ -123,10 +150,23 @@ pub(crate) async fn load(
             |plugin, store| Box::pin(plugin.scratchpad_plugin_lifecycle().call_load(store)),
         )
         .await?;
-    let manifest = manifest.map_err(|message| refuse(format!("it refused its configuration: {message}")))?;
+    let manifest = manifest.map_err(|message| {
+        let message = crate::capabilities::log::cut(&message, MAX_REFUSAL_BYTES);
+        refuse(format!("it refused its configuration: {message}"))
+    })?;
     let tools = check_tools(&spec.name, manifest.tools).map_err(refuse)?;
+    // Every declared tool may be offered in one listing, which the output cap bounds.
+    let listed = tools.iter().map(|t| t.name.len() + t.description.len() + t.parameters.len()).sum::<usize>()
+        + tools.len() * crate::sandbox::ITEM_OVERHEAD_BYTES;
+    if listed as u64 > spec.limits.output_bytes {
+        return Err(refuse(format!(
+            "its manifest's tools take {listed} bytes, over its output cap of {} bytes (limits.output_bytes), so \
+             they could never all be listed",
+            spec.limits.output_bytes
+        )));
+    }
     let warm = WarmPool::new(warm_instances);
-    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm })
+    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm, identity })
 }
 
 /// Says what the bytes are when they are not a component.
@@ -200,23 +240,22 @@ fn compatible_range(host: &str) -> String {
     }
 }
 
-/// Validates a manifest's tools: well-formed, unique names and JSON parameter schemas.
+/// Validates a manifest's tools: at most [`MAX_TOOLS`], well-formed unique names, bounded
+/// descriptions, and parameters that are a JSON Schema (2020-12) for a JSON object. Linear in
+/// the manifest's size.
 fn check_tools(plugin: &str, declared: Vec<crate::bindings::wit::ToolSpec>) -> Result<Vec<ToolSpec>, String> {
+    if declared.len() > MAX_TOOLS {
+        return Err(format!(
+            "its manifest declares {} tools; a plugin may declare at most {MAX_TOOLS}",
+            declared.len()
+        ));
+    }
+    let mut names = std::collections::HashSet::with_capacity(declared.len());
     let mut tools: Vec<ToolSpec> = Vec::with_capacity(declared.len());
     for tool in declared {
-        let name_ok = (1..=64).contains(&tool.name.len())
-            && tool.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-        if !name_ok {
-            return Err(format!(
-                "its manifest declares an invalid tool name {:?} (1 to 64 of [A-Za-z0-9_.-])",
-                tool.name
-            ));
-        }
-        if tools.iter().any(|t| t.name == tool.name) {
+        check_tool_spec(&tool)?;
+        if !names.insert(tool.name.clone()) {
             return Err(format!("its manifest declares the tool `{}` twice", tool.name));
-        }
-        if let Err(e) = serde_json::from_str::<serde_json::Value>(&tool.parameters) {
-            return Err(format!("the parameters schema of tool `{}` is not JSON: {e}", tool.name));
         }
         tools.push(ToolSpec {
             plugin: plugin.to_owned(),
@@ -228,9 +267,63 @@ fn check_tools(plugin: &str, declared: Vec<crate::bindings::wit::ToolSpec>) -> R
     Ok(tools)
 }
 
+/// Checks one tool spec, declared or offered, against the contract's bounds.
+pub(crate) fn check_tool_spec(tool: &crate::bindings::wit::ToolSpec) -> Result<(), String> {
+    let name_ok = (1..=64).contains(&tool.name.len())
+        && tool.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if !name_ok {
+        let shown: String = tool.name.chars().take(80).collect();
+        return Err(format!("the tool name {shown:?} is invalid (1 to 64 of [A-Za-z0-9_.-])"));
+    }
+    let name = &tool.name;
+    if tool.description.len() > MAX_DESCRIPTION_BYTES {
+        return Err(format!(
+            "the description of tool `{name}` is {} bytes; the most is {MAX_DESCRIPTION_BYTES}",
+            tool.description.len()
+        ));
+    }
+    if tool.parameters.len() > MAX_SCHEMA_BYTES {
+        return Err(format!(
+            "the parameters schema of tool `{name}` is {} bytes; the most is {MAX_SCHEMA_BYTES}",
+            tool.parameters.len()
+        ));
+    }
+    check_schema(&tool.parameters).map_err(|e| format!("the parameters schema of tool `{name}` {e}"))
+}
+
+/// A tool's parameters must be a JSON Schema (valid against the 2020-12 meta-schema) whose
+/// instances are JSON objects, as tool arguments are: an object schema, with `type` either
+/// absent or `"object"`.
+fn check_schema(text: &str) -> Result<(), String> {
+    let schema: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("is not JSON: {e}"))?;
+    let Some(object) = schema.as_object() else {
+        return Err(
+            "is not a JSON Schema object (tool arguments are a JSON object; start from {\"type\":\"object\"})".into()
+        );
+    };
+    if let Some(kind) = object.get("type").filter(|kind| kind.as_str() != Some("object")) {
+        return Err(format!("has type {kind}; tool arguments are a JSON object, so it must be \"object\""));
+    }
+    jsonschema::draft202012::meta::validate(&schema)
+        .map_err(|e| format!("is not a valid JSON Schema (2020-12): {e} at `{}`", e.instance_path()))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{check_header, loads_in};
+    use super::{check_header, check_schema, loads_in};
+
+    #[test]
+    fn parameters_must_be_a_json_schema_for_an_object() {
+        assert!(check_schema(r#"{"type":"object","properties":{"a":{"type":"string"}}}"#).is_ok());
+        assert!(check_schema("{}").is_ok(), "an empty schema accepts any object");
+        assert!(check_schema(r#"{"type":12}"#).unwrap_err().contains("must be \"object\""));
+        assert!(check_schema("[]").unwrap_err().contains("not a JSON Schema object"));
+        assert!(check_schema(r#"{"type":"string"}"#).unwrap_err().contains("must be \"object\""));
+        let bad = check_schema(r#"{"type":"object","properties":{"a":{"type":12}}}"#).unwrap_err();
+        assert!(bad.contains("not a valid JSON Schema (2020-12)"), "{bad}");
+        assert!(check_schema(r#"{"type":"object","required":"a"}"#).is_err());
+        assert!(check_schema("{oops").unwrap_err().contains("is not JSON"));
+    }
 
     #[test]
     fn plugins_of_the_same_release_line_load_up_to_the_hosts_version() {

@@ -47,7 +47,7 @@ impl ReusedInstance {
         let mut tx = host.begin(turn, Involved::One(self.index)).await?;
         let loaded = &host.inner.plugins[self.index];
         let snapshot = tx.take_snapshot(self.index);
-        self.store.data_mut().scope = Scope::new(snapshot, loaded.info.limits.storage_quota_bytes);
+        self.store.data_mut().scope = Scope::new(snapshot, &loaded.info.limits);
         let wit_turn = tx.turn.clone();
         let injections = self
             .bindings

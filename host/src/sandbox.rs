@@ -41,10 +41,11 @@ pub(crate) struct Sandbox {
     _ticker: EpochTicker,
 }
 
-/// The deadline error the epoch callback traps with.
+/// The deadline error the epoch callback traps with, and host imports that stop their own
+/// work at the call's deadline return.
 #[derive(Debug, thiserror::Error)]
 #[error("deadline exceeded")]
-struct DeadlineExceeded;
+pub(crate) struct DeadlineExceeded;
 
 impl Sandbox {
     pub(crate) fn new(engine: Engine, tokenizer: Arc<Tokenizer>, max_concurrent_calls: u32) -> anyhow::Result<Self> {
@@ -168,11 +169,16 @@ impl<'s> Spent<'s> {
 /// epoch tick.
 fn arm_deadline(store: &mut Store<CallState>, timeout: std::time::Duration) {
     let started = Instant::now();
+    store.data_mut().deadline = started.checked_add(timeout);
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
         if started.elapsed() >= timeout { Err(DeadlineExceeded.into()) } else { Ok(UpdateDeadline::Yield(1)) }
     });
 }
+
+/// What an out-of-bounds memory access most often means in a plugin, said with the trap.
+pub(crate) const OUT_OF_BOUNDS_CAUSE: &str = "a read or write outside the plugin's memory; in a plugin compiled from Rust or C, most \
+     often unbounded recursion running off the stack those languages keep in linear memory";
 
 /// Turns a wasmtime error into the failure users read.
 fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>) -> PluginFailure {
@@ -182,8 +188,14 @@ fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>
     if let Some(cap) = error.downcast_ref::<MemoryCapExceeded>() {
         return PluginFailure::MemoryCap { limit_bytes: cap.limit_bytes };
     }
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return PluginFailure::Exited { success: exit.0 == 0 };
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::StackOverflow) => PluginFailure::StackOverflow,
+        Some(Trap::MemoryOutOfBounds) => {
+            PluginFailure::Trap(format!("{} ({OUT_OF_BOUNDS_CAUSE})", Trap::MemoryOutOfBounds))
+        }
         Some(Trap::Interrupt) => PluginFailure::Timeout { limit_ms: plugin.limits.call_timeout.as_millis() as u64 },
         trap => {
             let mut message = match trap {
@@ -199,10 +211,22 @@ fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>
     }
 }
 
+/// What one item of a returned list costs beyond its text, in bytes, as the output cap counts
+/// it: the host stores, renders and serialises every item, so a million empty injections are
+/// not free because their text is empty.
+pub(crate) const ITEM_OVERHEAD_BYTES: usize = 64;
+
+/// Most injections one call may return (`before-query`, `before-session-create`).
+pub(crate) const MAX_INJECTIONS_PER_CALL: usize = 64;
+
 /// What a hook or tool hands back, as the output cap and the commit rule see it. The host
 /// checks both *before* it commits the call's writes, so a refused call keeps nothing.
 pub(crate) trait CallOutput {
-    /// Bytes of text the call returns (injections, tool output, specs, error messages).
+    /// Most items of this kind one call may return in a list, and what they are called.
+    const MAX_ITEMS: (usize, &'static str) = (usize::MAX, "items");
+
+    /// Bytes the call returns as the output cap counts them: text (injections, tool output,
+    /// specs, error messages) plus [`ITEM_OVERHEAD_BYTES`] per list item.
     fn output_bytes(&self) -> usize;
 
     /// Whether the call's writes are committed: a tool error changes nothing.
@@ -233,14 +257,22 @@ impl<T: CallOutput> CallOutput for Option<T> {
     fn output_bytes(&self) -> usize {
         self.as_ref().map_or(0, T::output_bytes)
     }
+
+    fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
+        self.as_ref().and_then(|value| value.breach(declared))
+    }
 }
 
 impl<T: CallOutput> CallOutput for Vec<T> {
     fn output_bytes(&self) -> usize {
-        self.iter().map(T::output_bytes).sum()
+        self.iter().map(|item| item.output_bytes().saturating_add(ITEM_OVERHEAD_BYTES)).fold(0, usize::saturating_add)
     }
 
     fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
+        let (most, what) = T::MAX_ITEMS;
+        if self.len() > most {
+            return Some(format!("it returned {} {what}; one call may return at most {most}", self.len()));
+        }
         self.iter().find_map(|item| item.breach(declared))
     }
 }
@@ -255,6 +287,10 @@ impl<T: CallOutput> CallOutput for Result<T, wit::ToolError> {
 
     fn commits(&self) -> bool {
         self.is_ok()
+    }
+
+    fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
+        self.as_ref().ok().and_then(|value| value.breach(declared))
     }
 }
 
@@ -271,6 +307,8 @@ impl CallOutput for wit::ToolError {
 }
 
 impl CallOutput for wit::Injection {
+    const MAX_ITEMS: (usize, &'static str) = (MAX_INJECTIONS_PER_CALL, "injections");
+
     fn output_bytes(&self) -> usize {
         self.text.len()
     }
@@ -279,6 +317,10 @@ impl CallOutput for wit::Injection {
 impl CallOutput for wit::SessionSetup {
     fn output_bytes(&self) -> usize {
         self.injections.output_bytes()
+    }
+
+    fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
+        self.injections.breach(declared)
     }
 }
 
@@ -289,14 +331,24 @@ impl CallOutput for wit::ToolOutput {
 }
 
 impl CallOutput for wit::ToolSpec {
+    const MAX_ITEMS: (usize, &'static str) = (crate::plugin::MAX_TOOLS, "tools");
+
     fn output_bytes(&self) -> usize {
         self.name.len() + self.description.len() + self.parameters.len()
     }
 
-    /// A plugin offers only tools its manifest declares.
+    /// A plugin offers only tools its manifest declares, within the manifest's bounds.
     fn breach(&self, declared: &[ToolSpec]) -> Option<String> {
-        (!declared.iter().any(|t| t.name == self.name))
-            .then(|| format!("it offered the tool `{}`, which its manifest does not declare", self.name))
+        if !declared.iter().any(|t| t.name == self.name) {
+            return Some(format!("it offered the tool `{}`, which its manifest does not declare", self.name));
+        }
+        use crate::plugin::{MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES};
+        (self.description.len() > MAX_DESCRIPTION_BYTES || self.parameters.len() > MAX_SCHEMA_BYTES).then(|| {
+            format!(
+                "it offered the tool `{}` with a description or schema over the manifest's bounds ({} and {} bytes)",
+                self.name, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES
+            )
+        })
     }
 }
 
@@ -316,7 +368,7 @@ pub(crate) fn check_value(
 }
 
 /// Checks a call's output against the plugin's output cap.
-pub(crate) fn check_output(plugin: &PluginInfo, hook: &str, size: usize) -> Result<(), Error> {
+fn check_output(plugin: &PluginInfo, hook: &str, size: usize) -> Result<(), Error> {
     let limit_bytes = plugin.limits.output_bytes;
     if size as u64 > limit_bytes {
         return Err(Error::Plugin {

@@ -200,7 +200,7 @@ impl Tx<'_> {
     {
         let host = self.host;
         let loaded = &host.inner.plugins[index];
-        let scope = Scope::new(self.take_snapshot(index), loaded.info.limits.storage_quota_bytes);
+        let scope = Scope::new(self.take_snapshot(index), &loaded.info.limits);
         let session_scope = Some(SessionScope {
             db: host.inner.db.clone(),
             plugin: loaded.info.name.clone(),

@@ -14,6 +14,21 @@ use crate::capabilities::{CallState, SessionScope};
 use crate::db::blobs::{self, BlobEntry, PendingBlob};
 use crate::db::now_ms;
 
+/// Most entries one call may store. A hook is handed one observation, so storing it more
+/// than a few times is never useful, and every entry is copied into the database after the
+/// call, outside its deadline: this bounds that copy to a few times the observation.
+pub(crate) const MAX_STORES_PER_CALL: usize = 4;
+
+/// Most live entries a plugin may keep per session, whatever their size: `list-turn` and
+/// garbage collection cost per entry.
+pub(crate) const MAX_LIVE_ENTRIES: u64 = 4096;
+
+/// Longest summary an entry may carry, in bytes (seed 004's is about 1,000 characters).
+pub(crate) const MAX_SUMMARY_BYTES: usize = 16 << 10;
+
+/// Longest turn id or tool name an entry may carry, in bytes.
+pub(crate) const MAX_LABEL_BYTES: usize = 256;
+
 fn to_wit(entry: BlobEntry, now: u64) -> Entry {
     Entry {
         expired: entry.expires_at_ms <= now,
@@ -64,19 +79,43 @@ impl Host for CallState {
         if entry.ttl_seconds == 0 {
             return Ok(Err(BlobError::Invalid("ttl-seconds must be at least 1".into())));
         }
+        if entry.summary.len() > MAX_SUMMARY_BYTES {
+            return Ok(Err(BlobError::Invalid(format!(
+                "the summary is {} bytes; the most is {MAX_SUMMARY_BYTES}",
+                entry.summary.len()
+            ))));
+        }
+        if entry.turn_id.len() > MAX_LABEL_BYTES || entry.tool.len() > MAX_LABEL_BYTES {
+            return Ok(Err(BlobError::Invalid(format!("turn-id and tool may have at most {MAX_LABEL_BYTES} bytes"))));
+        }
+        if self.pending_blobs.len() >= MAX_STORES_PER_CALL {
+            return Ok(Err(BlobError::Invalid(format!(
+                "one call may store at most {MAX_STORES_PER_CALL} entries; this call already stored them"
+            ))));
+        }
         let facts = self.table.get(&content)?.0.clone();
         // The quota counts the session's live entries and this call's pending ones, so storing
         // one observation many times fills it like storing many.
-        let stored = db.run(move |conn| blobs::live_bytes(conn, &plugin, &session, now_ms() as u64)).await?;
+        let live = db.run(move |conn| blobs::live_usage(conn, &plugin, &session, now_ms() as u64)).await?;
+        if live.entries + self.pending_blobs.len() as u64 >= MAX_LIVE_ENTRIES {
+            return Ok(Err(BlobError::Invalid(format!(
+                "this plugin already keeps {} live entries in this session, the most it may; they expire with \
+                 their TTL",
+                live.entries
+            ))));
+        }
         let pending: u64 = self.pending_blobs.iter().map(|b| b.content.bytes.len() as u64).sum();
         let (used, requested, limit) =
-            (stored + pending, facts.bytes.len() as u64, self.plugin.limits.blob_quota_bytes);
+            (live.bytes + pending, facts.bytes.len() as u64, self.plugin.limits.blob_quota_bytes);
         if used.saturating_add(requested) > limit {
             return Ok(Err(BlobError::QuotaExceeded(Quota { used, requested, limit })));
         }
+        // A plugin may not keep an entry longer than the host allows, so `gc` reclaims
+        // everything it stores; a longer TTL is shortened (the entry's `expires-at-ms` says so).
+        let ttl_seconds = entry.ttl_seconds.min(self.plugin.limits.blob_max_ttl_seconds);
         let id = self.new_id(&entry.turn_id, entry.step);
         let created_at_ms = now_ms() as u64;
-        let expires_at_ms = created_at_ms.saturating_add(entry.ttl_seconds.saturating_mul(1000));
+        let expires_at_ms = created_at_ms.saturating_add(ttl_seconds.saturating_mul(1000));
         self.pending_blobs.push(PendingBlob {
             id: id.clone(),
             turn_id: entry.turn_id,

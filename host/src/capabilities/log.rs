@@ -6,9 +6,20 @@ use crate::capabilities::CallState;
 /// Longest message kept, in bytes; longer ones are cut on a character boundary.
 const MAX_MESSAGE_BYTES: usize = 64 << 10;
 
+/// Bytes of log records one call may emit; later records of the call are dropped (with one
+/// warning saying so), so a plugin cannot flood the host's log sink, which may block on a
+/// full pipe, from inside one call.
+pub(crate) const CALL_BUDGET_BYTES: usize = 256 << 10;
+
 impl Host for CallState {
     fn log(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
-        let message = cut(&message, MAX_MESSAGE_BYTES);
+        if self.log_budget == 0 {
+            return Ok(());
+        }
+        let message = cut(&message, MAX_MESSAGE_BYTES.min(self.log_budget));
+        self.log_budget -= message.len().max(1).min(self.log_budget);
+        // One record, one line: a plugin's text cannot forge another record or drive a terminal.
+        let message = crate::terminal::line(message);
         let plugin = self.plugin.name.as_str();
         match level {
             Level::Trace => tracing::trace!(target: "scratchpad::plugin", plugin, "{message}"),
@@ -16,6 +27,10 @@ impl Host for CallState {
             Level::Info => tracing::info!(target: "scratchpad::plugin", plugin, "{message}"),
             Level::Warn => tracing::warn!(target: "scratchpad::plugin", plugin, "{message}"),
             Level::Error => tracing::error!(target: "scratchpad::plugin", plugin, "{message}"),
+        }
+        if self.log_budget == 0 {
+            let budget = CALL_BUDGET_BYTES;
+            tracing::warn!(target: "scratchpad::plugin", plugin, "the call's log budget of {budget} bytes is used up; its later records are dropped");
         }
         Ok(())
     }

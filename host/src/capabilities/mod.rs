@@ -62,6 +62,10 @@ pub(crate) struct CallState {
     pub(crate) summarizer_available: bool,
     /// The checkpoint this call asked for, handed to the summarizer when it commits.
     pub(crate) checkpoint_request: Option<checkpoints::PendingCheckpoint>,
+    /// When the call's deadline passes: host imports that work in steps stop there.
+    pub(crate) deadline: Option<std::time::Instant>,
+    /// Bytes of log records this call may still emit (see [`log`]).
+    pub(crate) log_budget: usize,
     wasi: WasiCtx,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
@@ -94,6 +98,8 @@ impl CallState {
             id_salt: SALT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             summarizer_available: false,
             checkpoint_request: None,
+            deadline: None,
+            log_budget: log::CALL_BUDGET_BYTES,
             wasi,
             stdout,
             stderr,
@@ -106,7 +112,8 @@ impl CallState {
             let bytes = pipe.contents();
             if !bytes.is_empty() {
                 let text = String::from_utf8_lossy(&bytes);
-                tracing::info!(target: "scratchpad::plugin", plugin = %self.plugin.name, stream, "{}", text.trim_end());
+                let text = crate::terminal::line(text.trim_end());
+                tracing::info!(target: "scratchpad::plugin", plugin = %self.plugin.name, stream, "{text}");
             }
         }
     }

@@ -95,8 +95,14 @@ impl HostObservation for CallState {
         Ok(self.table.get(&this)?.0.slice(offset, len).to_vec())
     }
 
-    fn sha256(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<String> {
-        Ok(self.table.get(&this)?.0.sha256().to_owned())
+    /// Hashing runs at about 1 ms per MB: a large observation is hashed on the blocking pool,
+    /// once, so the executor's threads never wait for it.
+    async fn sha256(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<String> {
+        let facts = self.table.get(&this)?.0.clone();
+        if facts.bytes.len() <= MAX_READ_BYTES as usize {
+            return Ok(facts.sha256().to_owned());
+        }
+        Ok(tokio::task::spawn_blocking(move || facts.sha256().to_owned()).await?)
     }
 
     fn metadata(&mut self, this: Resource<ObservationData>) -> wasmtime::Result<String> {

@@ -10,10 +10,16 @@ use std::collections::BTreeMap;
 use crate::bindings::scratchpad::plugin::metadata::MetadataError;
 use crate::bindings::scratchpad::plugin::storage::{Host, Quota, StorageError};
 use crate::capabilities::CallState;
+use crate::config::Limits;
 use crate::db::state::{Snapshot, Writes};
 
 /// Longest key a plugin may use, in bytes.
 pub(crate) const MAX_KEY_BYTES: usize = 256;
+
+/// Deepest nesting of arrays and objects a metadata value may have. Readers of metadata
+/// (`scratchpad show`, `Host::metadata`, JSON parsers of other runtimes) parse it whole, and
+/// many refuse or overflow past a few hundred levels.
+pub(crate) const MAX_METADATA_DEPTH: usize = 32;
 
 /// One plugin's data in one session during a call: a snapshot plus pending writes, in two
 /// key spaces — the plugin's private `storage` and the `metadata` it publishes — that share
@@ -24,6 +30,9 @@ pub(crate) struct Scope {
     metadata: Space,
     used_bytes: u64,
     quota_bytes: u64,
+    /// Keys in both spaces, and the most there may be (`storage_max_keys`).
+    key_count: u64,
+    max_keys: u64,
 }
 
 /// One key space of a scope.
@@ -49,14 +58,30 @@ impl ScopeWrites {
 }
 
 impl Scope {
-    pub(crate) fn new(snapshot: Snapshot, quota_bytes: u64) -> Self {
+    /// The scope over `snapshot` with the storage quota and key cap of `limits`.
+    pub(crate) fn new(snapshot: Snapshot, limits: &Limits) -> Self {
         let used_bytes = snapshot.entries.iter().chain(&snapshot.metadata).map(|(k, v)| entry_size(k, v)).sum();
+        let key_count = (snapshot.entries.len() + snapshot.metadata.len()) as u64;
         Scope {
             state: Space { base: snapshot.entries, writes: Writes::new() },
             metadata: Space { base: snapshot.metadata, writes: Writes::new() },
             used_bytes,
-            quota_bytes,
+            quota_bytes: limits.storage_quota_bytes,
+            key_count,
+            max_keys: limits.storage_max_keys,
         }
+    }
+
+    /// Why a write of a new key is refused when the scope already holds its most keys.
+    fn check_new_key(&self, space: &Space, key: &str) -> Result<(), String> {
+        if self.key_count >= self.max_keys && space.get(key).is_none() {
+            return Err(format!(
+                "this plugin already keeps {} keys in this session, the most it may (storage_max_keys); \
+                 delete keys or keep related values under one key",
+                self.key_count
+            ));
+        }
+        Ok(())
     }
 
     /// The pending writes, to commit after a successful call.
@@ -70,14 +95,23 @@ impl Scope {
 
     pub(crate) fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), StorageError> {
         check_key(&key).map_err(StorageError::InvalidKey)?;
+        self.check_new_key(&self.state, &key).map_err(StorageError::InvalidKey)?;
         let (used, quota) = (self.used_bytes, self.quota_bytes);
-        self.used_bytes = self.state.set(key, value, used, quota).map_err(StorageError::QuotaExceeded)?;
+        let (after, added) = self.state.set(key, value, used, quota).map_err(StorageError::QuotaExceeded)?;
+        self.used_bytes = after;
+        self.key_count += u64::from(added);
         Ok(())
     }
 
     pub(crate) fn delete(&mut self, key: &str) -> bool {
         let freed = self.state.delete(key);
+        self.forget(freed)
+    }
+
+    /// Accounts for a deleted key (`freed`: its bytes, `None` when there was none).
+    fn forget(&mut self, freed: Option<u64>) -> bool {
         self.used_bytes -= freed.unwrap_or(0);
+        self.key_count -= u64::from(freed.is_some());
         freed.is_some()
     }
 
@@ -93,20 +127,30 @@ impl Scope {
     /// Publishes `value` (checked to be JSON) under `key`.
     pub(crate) fn set_metadata(&mut self, key: String, value: String) -> Result<(), MetadataError> {
         check_key(&key).map_err(MetadataError::Invalid)?;
+        // The depth is checked first, with a scan that uses no recursion, so the parse below
+        // never meets more than MAX_METADATA_DEPTH levels.
+        let depth = json_depth(&value);
+        if depth > MAX_METADATA_DEPTH {
+            return Err(MetadataError::Invalid(format!(
+                "the value of `{key}` nests arrays and objects {depth} levels deep; the most is {MAX_METADATA_DEPTH}"
+            )));
+        }
         if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&value) {
             return Err(MetadataError::Invalid(format!("the value of `{key}` is not JSON: {e}")));
         }
+        self.check_new_key(&self.metadata, &key).map_err(MetadataError::Invalid)?;
         let (used, quota) = (self.used_bytes, self.quota_bytes);
-        self.used_bytes =
+        let (after, added) =
             self.metadata.set(key, value.into_bytes(), used, quota).map_err(MetadataError::QuotaExceeded)?;
+        self.used_bytes = after;
+        self.key_count += u64::from(added);
         Ok(())
     }
 
     /// Withdraws metadata `key`.
     pub(crate) fn remove_metadata(&mut self, key: &str) -> bool {
         let freed = self.metadata.delete(key);
-        self.used_bytes -= freed.unwrap_or(0);
-        freed.is_some()
+        self.forget(freed)
     }
 }
 
@@ -118,17 +162,18 @@ impl Space {
         }
     }
 
-    /// Sets `key`, given the scope's usage and quota; returns the new usage. A write that
-    /// grows the scope past its quota is refused (shrinking is always allowed).
-    fn set(&mut self, key: String, value: Vec<u8>, used: u64, quota: u64) -> Result<u64, Quota> {
-        let old = self.get(&key).map(|v| entry_size(&key, v)).unwrap_or(0);
+    /// Sets `key`, given the scope's usage and quota; returns the new usage and whether the
+    /// key is new. A write that grows the scope past its quota is refused (shrinking is always
+    /// allowed).
+    fn set(&mut self, key: String, value: Vec<u8>, used: u64, quota: u64) -> Result<(u64, bool), Quota> {
+        let old = self.get(&key).map(|v| entry_size(&key, v));
         let new = entry_size(&key, &value);
-        let after = used - old + new;
-        if new > old && after > quota {
-            return Err(Quota { used, requested: new - old, limit: quota });
+        let after = used - old.unwrap_or(0) + new;
+        if new > old.unwrap_or(0) && after > quota {
+            return Err(Quota { used, requested: new - old.unwrap_or(0), limit: quota });
         }
         self.writes.insert(key, Some(value));
-        Ok(after)
+        Ok((after, old.is_none()))
     }
 
     /// Deletes `key`; returns the bytes freed, or `None` when it was not there.
@@ -153,6 +198,33 @@ impl Space {
         keys.sort_unstable();
         keys
     }
+}
+
+/// The deepest nesting of arrays and objects in a JSON text, counted without parsing it
+/// (brackets inside strings do not count), so any input costs one linear pass.
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn entry_size(key: &str, value: &[u8]) -> u64 {
@@ -192,8 +264,39 @@ mod tests {
     use super::*;
 
     fn scope(entries: &[(&str, &str)], quota: u64) -> Scope {
+        scope_with_keys(entries, quota, 1024)
+    }
+
+    fn scope_with_keys(entries: &[(&str, &str)], quota: u64, max_keys: u64) -> Scope {
         let entries = entries.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect();
-        Scope::new(Snapshot { entries, metadata: Default::default() }, quota)
+        let limits = Limits { storage_quota_bytes: quota, storage_max_keys: max_keys, ..Limits::default() };
+        Scope::new(Snapshot { entries, metadata: Default::default() }, &limits)
+    }
+
+    #[test]
+    fn the_key_cap_counts_both_spaces_and_frees_on_delete() {
+        let mut s = scope_with_keys(&[("a", "1")], 1 << 20, 3);
+        s.set("b".into(), b"2".to_vec()).unwrap();
+        s.set_metadata("m".into(), "1".into()).unwrap();
+        let refused = s.set("c".into(), b"3".to_vec()).unwrap_err();
+        assert!(matches!(&refused, StorageError::InvalidKey(m) if m.contains("3 keys")), "{refused:?}");
+        assert!(matches!(s.set_metadata("n".into(), "1".into()), Err(MetadataError::Invalid(m)) if m.contains("keys")));
+        s.set("a".into(), b"replaced".to_vec()).expect("replacing a key adds none");
+        assert!(s.delete("b"));
+        s.set("c".into(), b"3".to_vec()).expect("a delete frees a key");
+        assert_eq!(s.keys(""), vec!["a", "c"]);
+    }
+
+    #[test]
+    fn metadata_deeper_than_the_limit_is_refused_in_one_pass() {
+        let mut s = scope(&[], 64 << 20);
+        let deep = "[".repeat(1_000_000) + &"]".repeat(1_000_000);
+        let refused = s.set_metadata("deep".into(), deep).unwrap_err();
+        assert!(matches!(&refused, MetadataError::Invalid(m) if m.contains("1000000 levels")), "{refused:?}");
+        let ok = "[".repeat(MAX_METADATA_DEPTH) + &"]".repeat(MAX_METADATA_DEPTH);
+        s.set_metadata("ok".into(), ok).unwrap();
+        s.set_metadata("brackets".into(), r#"{"a":"[[[[\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}"#.into()).unwrap();
+        assert!(s.get("deep").is_none() && s.metadata("deep").is_none());
     }
 
     #[test]

@@ -119,15 +119,25 @@ pub(crate) fn stat(conn: &Connection, plugin: &str, session: &str, id: &str) -> 
     Ok(conn.query_row(&sql, params![id, plugin, session], read_entry).optional()?)
 }
 
-/// Bytes of `plugin`'s entries in `session` that have not expired at `now_ms` (what the blob
-/// quota counts).
-pub(crate) fn live_bytes(conn: &Connection, plugin: &str, session: &str, now_ms: u64) -> Result<u64> {
-    let bytes: i64 = conn.query_row(
-        "SELECT COALESCE(SUM(size_bytes), 0) FROM observations WHERE plugin = ?1 AND session = ?2 AND expires_at >= ?3",
+/// Bytes and count of `plugin`'s entries in `session` that have not expired at `now_ms` (what
+/// the blob quota and the entry cap count).
+pub(crate) fn live_usage(conn: &Connection, plugin: &str, session: &str, now_ms: u64) -> Result<LiveUsage> {
+    let (bytes, entries): (i64, i64) = conn.query_row(
+        "SELECT COALESCE(SUM(size_bytes), 0), COUNT(*) FROM observations
+         WHERE plugin = ?1 AND session = ?2 AND expires_at >= ?3",
         params![plugin, session, now_ms as f64 / 1000.0],
-        |r| r.get(0),
+        |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    Ok(bytes as u64)
+    Ok(LiveUsage { bytes: bytes as u64, entries: entries as u64 })
+}
+
+/// What a plugin's live (unexpired) entries in a session take.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LiveUsage {
+    /// Content bytes.
+    pub(crate) bytes: u64,
+    /// Entries.
+    pub(crate) entries: u64,
 }
 
 /// Entries of `plugin` in `session` (of one turn when `turn_id` is given), oldest first.

@@ -12,6 +12,7 @@
 
 pub(crate) mod blobs;
 pub(crate) mod checkpoints;
+pub(crate) mod identities;
 mod schema;
 pub(crate) mod sessions;
 pub(crate) mod state;

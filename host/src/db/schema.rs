@@ -83,6 +83,13 @@ const MIGRATIONS: &[&str] = &[
         open_questions TEXT NOT NULL     -- JSON array of strings
     );
     CREATE INDEX checkpoints_session ON checkpoints(session, created_at);",
+    // 4: which component owns each plugin name's data (see `crate::identity`): a scope is
+    // bound to the component that first stored under it, not to whoever claims the name.
+    "CREATE TABLE plugin_identities (
+        name TEXT PRIMARY KEY,           -- the plugin name that scopes its data
+        identity TEXT NOT NULL,          -- embedded:<name> | sha256:<hex of the component file>
+        recorded_at INTEGER NOT NULL     -- unix ms
+    ) WITHOUT ROWID;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {

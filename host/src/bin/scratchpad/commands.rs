@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::output::print_json;
 use crate::{Cli, Command, Global, SessionCommand, TurnArgs};
+use scratchpad_host::terminal;
 
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
     let global = cli.global;
@@ -121,7 +122,7 @@ fn plugins(host: &Host, global: &Global) -> anyhow::Result<()> {
             plugin.name, plugin.call_timeout_ms, plugin.memory_bytes, plugin.storage_quota_bytes, plugin.output_bytes
         );
         for tool in plugin.tools {
-            println!("  {:<22} {}", tool.name, first_line(&tool.description));
+            println!("  {:<22} {}", tool.name, terminal::line(first_line(&tool.description)));
         }
     }
     Ok(())
@@ -134,7 +135,8 @@ async fn create(host: &Host, global: &Global, session: &str, origin: Origin) -> 
     } else {
         println!("created session {session}");
         for injection in guidance {
-            println!("\n[{} guidance, {}]\n{}", injection.plugin, injection.placement.as_str(), injection.text);
+            let (plugin, placement) = (&injection.plugin, injection.placement.as_str());
+            println!("\n[{plugin} guidance, {placement}]\n{}", terminal::block(&injection.text));
         }
     }
     Ok(())
@@ -153,7 +155,7 @@ async fn list(host: &Host, global: &Global) -> anyhow::Result<()> {
                 }
                 Origin::Fork { parent } => format!("fork of {parent}"),
             };
-            println!("{}\t{origin}\tturns: {}", s.id, s.turn_index + 1);
+            println!("{}\t{}\tturns: {}", s.id, terminal::line(&origin), s.turn_index + 1);
         }
     }
     Ok(())
@@ -165,7 +167,8 @@ async fn tools(host: &Host, global: &Global, turn: TurnContext) -> anyhow::Resul
         print_json(&json!({ "ok": true, "turn": turn.turn_id, "tools": tools }));
     } else {
         for tool in tools {
-            println!("{} ({})\n  {}\n  parameters: {}\n", tool.name, tool.plugin, tool.description, tool.parameters);
+            let (description, parameters) = (terminal::line(&tool.description), terminal::line(&tool.parameters));
+            println!("{} ({})\n  {description}\n  parameters: {parameters}\n", tool.name, tool.plugin);
         }
     }
     Ok(())
@@ -179,7 +182,7 @@ async fn run_call(host: &Host, global: &Global, turn: TurnContext, call: &ToolCa
     if global.json {
         print_json(&json!({ "ok": true, "plugin": output.plugin, "content": output.content }));
     } else {
-        println!("{}", output.content);
+        println!("{}", terminal::text(&output.content));
     }
     Ok(())
 }
@@ -192,7 +195,16 @@ async fn query(host: &Host, global: &Global, turn: TurnContext, message: &str, s
             Placement::ALL.iter().map(|p| (p.as_str().to_owned(), json!(prompt.at(*p).collect::<Vec<_>>()))).collect();
         print_json(&json!({ "ok": true, "injections": by_placement, "rendered": rendered }));
     } else {
-        println!("=== system ===\n{}\n=== user ===\n{}", rendered.system, rendered.user);
+        let (system, user) = (terminal::text(&rendered.system), terminal::text(&rendered.user));
+        println!("=== system ===\n{system}\n=== user ===\n{user}");
+        // The rendered text is what the model reads; who injected what is listed after it.
+        let by: Vec<String> = Placement::ALL
+            .iter()
+            .flat_map(|p| prompt.at(*p).map(move |i| format!("{} ({}, {} bytes)", i.plugin, p.as_str(), i.text.len())))
+            .collect();
+        if !by.is_empty() {
+            println!("=== injected by ===\n{}", by.join("\n"));
+        }
     }
     Ok(())
 }
@@ -228,12 +240,15 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
             record.compaction_count
         );
         for m in &metadata {
-            println!("[{}] metadata {} = {}", m.plugin, m.key, m.value);
+            println!("[{}] metadata {} = {}", m.plugin, terminal::line(&m.key), m.value);
         }
         if let Some(c) = &checkpoint {
             println!(
                 "latest checkpoint {} at {} tokens, {} messages: {}",
-                c.id, c.tokens_at_checkpoint, c.message_count_at_checkpoint, c.checkpoint.summary
+                c.id,
+                c.tokens_at_checkpoint,
+                c.message_count_at_checkpoint,
+                terminal::line(&c.checkpoint.summary)
             );
         }
         for e in &state {
@@ -241,13 +256,19 @@ async fn show(host: &Host, global: &Global, session: &str) -> anyhow::Result<()>
                 Ok(text) => text.to_owned(),
                 Err(_) => format!("<{} bytes: {}>", e.value.len(), hex_string(&e.value)),
             };
-            println!("\n[{}] {}\n{}", e.plugin, e.key, value);
+            println!("\n[{}] {}\n{}", e.plugin, terminal::line(&e.key), terminal::block(&value));
         }
         for o in &observations {
             let kind = format!("{:?}", o.kind).to_lowercase();
             println!(
                 "\n[{}] observation {}  turn {} step {}  {} {} bytes  from {}",
-                o.plugin, o.id, o.turn_id, o.step, kind, o.size_bytes, o.tool
+                o.plugin,
+                o.id,
+                terminal::line(&o.turn_id),
+                o.step,
+                kind,
+                o.size_bytes,
+                terminal::line(&o.tool)
             );
         }
     }
@@ -291,8 +312,8 @@ async fn observe(
     } else {
         // The text byte for byte as the model gets it (a binary observation as JSON base64).
         match (&view.replacement, &seen) {
-            (Some(text), _) => println!("{text}"),
-            (None, serde_json::Value::String(text)) => println!("{text}"),
+            (Some(text), _) => println!("{}", terminal::text(text)),
+            (None, serde_json::Value::String(text)) => println!("{}", terminal::text(text)),
             (None, binary) => println!("{binary}"),
         }
         match &view.replaced_by {
@@ -317,15 +338,15 @@ async fn inspect(global: &Global, file: &std::path::Path) -> anyhow::Result<()> 
         );
     } else {
         println!("imports:");
-        report.imports.iter().for_each(|i| println!("  {i}"));
+        report.imports.iter().for_each(|i| println!("  {}", terminal::line(i)));
         println!("exports:");
-        report.exports.iter().for_each(|e| println!("  {e}"));
+        report.exports.iter().for_each(|e| println!("  {}", terminal::line(e)));
         match &report.plugin {
             Ok(tools) => {
                 println!("implements {}; tools:", scratchpad_host::WORLD);
-                tools.iter().for_each(|t| println!("  {:<22} {}", t.name, first_line(&t.description)));
+                tools.iter().for_each(|t| println!("  {:<22} {}", t.name, terminal::line(first_line(&t.description))));
             }
-            Err(message) => println!("not a loadable plugin: {message}"),
+            Err(message) => println!("not a loadable plugin: {}", terminal::line(message)),
         }
     }
     match report.plugin {

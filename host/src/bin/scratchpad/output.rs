@@ -60,7 +60,8 @@ pub(crate) fn report_error(error: &anyhow::Error, json: bool) -> ExitCode {
         }
         print_json(&json!({ "ok": false, "error": body }));
     } else {
-        eprintln!("error: {error:#}");
+        // One line: plugin-supplied text in the message cannot start a line of its own.
+        eprintln!("error: {}", scratchpad_host::terminal::line(&format!("{error:#}")));
     }
     ExitCode::from(status)
 }
