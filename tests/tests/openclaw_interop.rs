@@ -126,3 +126,190 @@ async fn export_then_import_round_trips_the_scratchpad() {
         dump(&other.db(), "rt-openclaw").into_iter().filter(|(_, k, _)| !k.starts_with("meta/")).collect();
     assert_eq!(original, imported);
 }
+
+/// OpenClaw 2026.9's transcript store tables, as `openclaw@2026.9.6` creates them (copied from
+/// a real run's `openclaw-agent.sqlite`; only the tables the import reads, and of
+/// `session_windows` and `navigation_json`'s checks only what these rows need). The end-to-end
+/// test also imports a store the real openclaw wrote.
+const STORE_SCHEMA: &str = r#"
+CREATE TABLE session_nodes (
+  session_key TEXT NOT NULL PRIMARY KEY,
+  current_session_id TEXT NOT NULL,
+  entry_json TEXT NOT NULL,
+  legacy_acp_migration_json TEXT,
+  entry_valid INTEGER NOT NULL DEFAULT 0 CHECK (entry_valid IN (-1, 0, 1)),
+  updated_at INTEGER NOT NULL,
+  status TEXT CHECK (status IS NULL OR status IN ('running', 'done', 'failed', 'killed', 'timeout')),
+  created_at INTEGER,
+  created_via TEXT,
+  created_actor_type TEXT, created_actor_id TEXT, owner_actor_type TEXT, owner_actor_id TEXT,
+  owner_assigned_by_type TEXT, owner_assigned_by_id TEXT, owner_assigned_at INTEGER, project_id TEXT,
+  parent_session_key TEXT, spawned_by TEXT, fork_source_session_key TEXT, fork_source_session_id TEXT,
+  fork_source_entry_id TEXT, label TEXT, display_name TEXT, category TEXT, icon TEXT, pinned_at INTEGER,
+  archived_at INTEGER, last_read_at INTEGER, last_interaction_at INTEGER, last_activity_at INTEGER
+) STRICT;
+CREATE TABLE session_windows (
+  session_id TEXT NOT NULL PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  previous_session_id TEXT,
+  reason TEXT CHECK (reason IS NULL OR reason IN ('initial', 'reset', 'rollover', 'fork', 'rewind', 'switch', 'recovery', 'compaction')),
+  session_scope TEXT NOT NULL DEFAULT 'conversation',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  FOREIGN KEY (session_key) REFERENCES session_nodes(session_key) ON DELETE CASCADE
+) STRICT;
+CREATE TABLE transcript_events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  event_json TEXT,
+  created_at INTEGER NOT NULL,
+  event_zstd BLOB,
+  event_utf8_bytes INTEGER CHECK (event_utf8_bytes IS NULL OR event_utf8_bytes >= 0),
+  navigation_json TEXT,
+  PRIMARY KEY (session_id, seq),
+  FOREIGN KEY (session_id) REFERENCES "session_windows"(session_id) ON DELETE CASCADE,
+  CHECK (
+    (event_json IS NOT NULL AND event_zstd IS NULL)
+    OR (event_json IS NULL AND event_zstd IS NOT NULL AND event_utf8_bytes IS NOT NULL
+        AND event_utf8_bytes BETWEEN 1 AND 4194304 AND length(event_zstd) BETWEEN 1 AND 4194304
+        AND navigation_json IS NOT NULL)
+  )
+) STRICT;
+"#;
+
+/// A state directory as OpenClaw 2026.9 leaves it: session `agent:main:main` in two windows
+/// (compaction rotated the id), the older one with superseded notes, the newer with the three
+/// spaces; a compressed record and a malformed one among them.
+fn write_openclaw_store(state: &Path) -> std::path::PathBuf {
+    let dir = state.join("agents/main/agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("openclaw-agent.sqlite");
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    conn.execute_batch(STORE_SCHEMA).unwrap();
+    let entry = r#"{"sessionId":"w2","updatedAt":1769962601713,"compactionCount":1,"totalTokens":98000}"#;
+    conn.execute(
+        "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?1, 'w2', ?2, 1)",
+        ["agent:main:main", entry],
+    )
+    .unwrap();
+    for (id, at) in [("w1", 1000), ("w2", 2000)] {
+        conn.execute(
+            "INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?1, 'agent:main:main', ?2, ?2)",
+            rusqlite::params![id, at],
+        )
+        .unwrap();
+    }
+    let events: [(&str, i64, Option<&str>); 8] = [
+        (
+            "w1",
+            0,
+            Some(r#"{"type":"session","version":4,"id":"w1","timestamp":"2026-11-22T23:25:47.235Z","cwd":"/w"}"#),
+        ),
+        (
+            "w1",
+            1,
+            Some(
+                r#"{"type":"custom","customType":"openclaw:scratchpad:notes","data":"first notes","id":"a1","parentId":null,"timestamp":"t"}"#,
+            ),
+        ),
+        (
+            "w1",
+            2,
+            Some(
+                r#"{"type":"compaction","id":"a2","parentId":"a1","timestamp":"t","summary":"s","firstKeptEntryId":"a1","tokensBefore":186673}"#,
+            ),
+        ),
+        (
+            "w2",
+            0,
+            Some(r#"{"type":"session","version":4,"id":"w2","timestamp":"2026-11-22T23:40:00.000Z","cwd":"/w"}"#),
+        ),
+        ("w2", 1, None),
+        (
+            "w2",
+            2,
+            Some(
+                r#"{"type":"custom","customType":"openclaw:scratchpad:notes","data":"Root cause: timezone mismatch","id":"b2","parentId":"b1","timestamp":"t"}"#,
+            ),
+        ),
+        (
+            "w2",
+            3,
+            Some(
+                r#"{"type":"custom","customType":"openclaw:scratchpad:plan","data":"1. Fix expiry\n2. Add test","id":"b3","parentId":"b2","timestamp":"t"}"#,
+            ),
+        ),
+        (
+            "w2",
+            4,
+            Some(
+                r#"{"type":"custom","customType":"openclaw:scratchpad:refs","data":["src/auth/login.ts"],"id":"b4","parentId":"b3","timestamp":"t"}"#,
+            ),
+        ),
+    ];
+    for (session, seq, json) in events {
+        match json {
+            Some(json) => conn.execute(
+                "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?1, ?2, ?3, ?2)",
+                rusqlite::params![session, seq, json],
+            ),
+            // OpenClaw stores large records zstd-compressed with their navigation summary.
+            None => conn.execute(
+                "INSERT INTO transcript_events (session_id, seq, created_at, event_zstd, event_utf8_bytes, navigation_json)
+                 VALUES (?1, ?2, ?2, x'28b52ffd', 90000, '{}')",
+                rusqlite::params![session, seq],
+            ),
+        }
+        .unwrap();
+    }
+    conn.execute(
+        "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES ('w2', 5, '{\"type\":\"custom\",\"customType\":\"openclaw:scratchpad:refs\",\"data\":\"nope\"}', 5)",
+        [],
+    )
+    .unwrap();
+    store
+}
+
+#[tokio::test]
+async fn an_openclaw_2026_9_store_imports_by_session_key_with_the_newest_window_winning() {
+    let fx = Fixture::new();
+    let state = tempfile::tempdir().unwrap();
+    let store = write_openclaw_store(state.path());
+    let before = std::fs::read(&store).unwrap();
+    let host = fx.host().await;
+
+    let report = host.import_openclaw(state.path()).await.unwrap();
+    assert_eq!(report.sessions, ["agent:main:main"]);
+    assert_eq!(report.skipped_lines.len(), 2, "{:?}", report.skipped_lines);
+    assert!(report.skipped_lines[0].contains("#w2:2: a compressed record"), "{:?}", report.skipped_lines);
+    assert!(report.skipped_lines[1].contains("#w2:6: `openclaw:scratchpad:refs` data must be an array"));
+
+    let rendered = host.before_query(&turn("agent:main:main", "resume"), "next?").await.unwrap().render("", "next?");
+    for needle in ["Root cause: timezone mismatch", "1. Fix expiry\n2. Add test", "- src/auth/login.ts"] {
+        assert!(rendered.user.contains(needle), "missing {needle:?} in\n{}", rendered.user);
+    }
+    assert!(!rendered.user.contains("first notes"), "the newer window's notes win");
+    let record = host.session("agent:main:main").await.unwrap();
+    assert_eq!((record.compaction_count, record.total_tokens), (1, Some(98000)));
+    assert_eq!(std::fs::read(&store).unwrap(), before, "the store is only read");
+
+    // The store file and its agent directory name the same store: nothing left to import.
+    for path in [store.clone(), store.parent().unwrap().to_owned()] {
+        let again = host.import_openclaw(&path).await.unwrap();
+        assert_eq!((again.sessions.len(), again.unchanged.as_slice()), (0, ["agent:main:main".to_owned()].as_slice()));
+    }
+}
+
+#[tokio::test]
+async fn a_sqlite_file_that_is_not_an_openclaw_store_is_a_clear_error_and_imports_nothing() {
+    let fx = Fixture::new();
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.sqlite");
+    rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+    let host = fx.host().await;
+    let error = host.import_openclaw(&other).await.unwrap_err().to_string();
+    assert!(error.contains("not an OpenClaw transcript store"), "{error}");
+    assert!(host.sessions().await.unwrap().is_empty());
+    let missing = host.import_openclaw(&dir.path().join("nowhere")).await.unwrap_err().to_string();
+    assert!(missing.contains("does not exist"), "{missing}");
+}

@@ -1,5 +1,7 @@
 //! OpenClaw sessions in and out (seed 002): read session JSONL files and `sessions.json`,
 //! import their scratchpad state, and append the current scratchpad as `custom` records.
+//! OpenClaw 2026.9 keeps the same records in a SQLite store instead (`store.rs`); the import
+//! reads either.
 //!
 //! The reader follows OpenClaw's own rule: record types it does not know are skipped, never an
 //! error. Malformed lines (bad JSON, a truncated last line from a crash, wrong field types)
@@ -17,6 +19,7 @@ use serde_json::{Value, json};
 use crate::{Error, Host, Origin, TurnContext};
 
 mod jsonl;
+mod store;
 
 pub use jsonl::{LEGACY_KEY, NOTES_KEY, PLAN_KEY, REFS_KEY, SessionFile, parse};
 
@@ -62,12 +65,21 @@ fn read_index(dir: &Path) -> anyhow::Result<Index> {
 
 impl Host {
     /// Imports the scratchpad state of an OpenClaw session file, or of every `*.jsonl` in a
-    /// directory (with `sessions.json`'s compactionCount and totalTokens). Sessions are created
-    /// when missing; the state goes through the scratchpad component's tools, so its limits
-    /// hold. Importing twice changes nothing. The files are only read.
+    /// directory (with `sessions.json`'s compactionCount and totalTokens). OpenClaw 2026.9's
+    /// SQLite transcript store is read too: the `openclaw-agent.sqlite` file, an agent
+    /// directory holding it, or a state directory (every `agents/*/agent/` store); there the
+    /// session key (`agent:main:main`) is the session id, as the OpenClaw plugin maps it.
+    /// Sessions are created when missing; the state goes through the scratchpad component's
+    /// tools, so its limits hold. Importing twice changes nothing. The files are only read.
     pub async fn import_openclaw(&self, path: &Path) -> crate::Result<ImportReport> {
         if !self.plugins().iter().any(|p| p.name == PLUGIN) {
             return Err(Error::invalid("plugins", "importing OpenClaw sessions needs the `scratchpad` plugin loaded"));
+        }
+        if !path.exists() {
+            return Err(Error::invalid("path", format!("{} does not exist", path.display())));
+        }
+        if let Some(stores) = store::stores_at(path)? {
+            return self.import_openclaw_stores(&stores).await;
         }
         let (files, index) = if path.is_dir() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(path)
@@ -94,6 +106,20 @@ impl Host {
             let (count, tokens, _) = index.get(&id).cloned().unwrap_or((None, None, None));
             let changed = self.import_session(&id, &parsed, count.or(Some(parsed.compactions as i64)), tokens).await?;
             if changed { report.sessions.push(id) } else { report.unchanged.push(id) }
+        }
+        Ok(report)
+    }
+
+    /// Imports every session of OpenClaw 2026.9's transcript stores (see `store.rs`).
+    async fn import_openclaw_stores(&self, stores: &[PathBuf]) -> crate::Result<ImportReport> {
+        let mut report = ImportReport::default();
+        for path in stores {
+            let sessions = store::read_store(path, &mut report.skipped_lines, &mut report.skipped_records)?;
+            for session in sessions {
+                let changed =
+                    self.import_session(&session.key, &session.file, session.compactions, session.tokens).await?;
+                if changed { report.sessions.push(session.key) } else { report.unchanged.push(session.key) }
+            }
         }
         Ok(report)
     }
