@@ -7,6 +7,7 @@ use scratchpad_host::{Error, Host, HostConfig, Limits, PluginSpec, ToolErrorKind
 use tempfile::TempDir;
 
 pub mod runtimes;
+pub mod third_party;
 
 /// Paths of the test components built by `tests/build.rs`.
 pub mod components {

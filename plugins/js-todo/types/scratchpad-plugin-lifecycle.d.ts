@@ -1,0 +1,6 @@
+/** @module Interface scratchpad:plugin/lifecycle@0.1.0 **/
+export function load(): Manifest;
+export type ToolSpec = import('./scratchpad-plugin-types.js').ToolSpec;
+export interface Manifest {
+  tools: Array<ToolSpec>,
+}
