@@ -61,8 +61,9 @@ def script(name, step, messages, marker_text):
     elif name == "log":
         path = re.search(r"LOG-PATH=(\S+)", marker_text).group(1)
         steps = [
-            # exec, not read: read caps text at 50 KB, and the point is the whole 89 KB result.
-            call("exec", {"command": f"cat {path}", "title": "print the log"}),
+            # The test's fetch_log tool (log-tool/): OpenClaw's read and exec cap text at ~50 KB,
+            # and the point is the whole 89 KB result.
+            call("fetch_log", {"path": path}),
             call("scratchpad_read", {"scratchpad_id": observation_id(messages), "mode": "head", "n": 120}),
             call(
                 "scratchpad_read",
@@ -72,7 +73,8 @@ def script(name, step, messages, marker_text):
     elif name == "overbudget":
         steps = [call("session_scratchpad", {"action": "append_notes", "content": "OVERBUDGET " + "x" * 5000})]
     elif name == "malformed":
-        steps = [call("session_scratchpad", {"action": "no_such_action"})]
+        # Valid for the schema OpenClaw checks, refused by the component: set_plan needs content.
+        steps = [call("session_scratchpad", {"action": "set_plan"})]
     elif name == "hostile":
         steps = [call("probe_loop", {})]
     else:
@@ -86,8 +88,8 @@ def reply_for(body):
     messages = body.get("messages", [])
     if not body.get("tools"):
         # Compaction's summarisation request (it offers no tools, and quotes the conversation,
-        # markers included): a plain summary.
-        return {"text": SUMMARY}
+        # markers included).
+        return {"text": summary(text_of(messages[-1]) if messages else "")}
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         found = re.search(r"SCRIPT:(\w+)", text_of(message)) if message.get("role") == "user" else None
@@ -97,6 +99,16 @@ def reply_for(body):
             return script(found.group(1), step, messages, text_of(message))
     # Anything else (titles, greetings): a plain answer.
     return {"text": SUMMARY}
+
+
+def summary(prompt):
+    """A summary OpenClaw's compaction safeguard accepts: every heading the prompt asks for, the
+    conversation quoted under the first (so every identifier and the latest ask are kept)."""
+    conversation, _, instructions = prompt.partition("</conversation>")
+    conversation = conversation.replace("<conversation>", "").strip()
+    headings = re.findall(r"^## .+$", instructions, re.MULTILINE) or ["## Summary"]
+    parts = [f"{headings[0]}\n{SUMMARY}\n{conversation}"] + [f"{h}\nNone." for h in headings[1:]]
+    return "\n\n".join(parts)
 
 
 def chunk(delta, finish=None):

@@ -22,7 +22,7 @@ export class Bridge {
     this.names = names;
     this.logger = logger;
     this.spawnCopiesState = spawnCopiesState;
-    this.sessions = new Map(); // session id -> Promise of its creation
+    this.sessions = new Map(); // session id -> Promise of its standing guidance
     this.runs = new Map(); // session id -> { turnId, step, steps: Map(toolCallId -> step) }
   }
 
@@ -31,7 +31,7 @@ export class Bridge {
     return ctx?.sessionKey || ctx?.sessionId || "openclaw";
   }
 
-  /** Creates `session` on first sight (with `origin`), remembering its standing guidance. */
+  /** Creates `session` on first sight (with `origin`); resolves with its standing guidance. */
   ensureSession(session, origin = { kind: "new" }) {
     let created = this.sessions.get(session);
     if (!created) {
@@ -45,10 +45,12 @@ export class Bridge {
   async create(session, origin) {
     if (origin.kind !== "new") await this.ensureSession(origin.parent);
     try {
-      const { guidance } = await this.sidecar.request("session.create", { session, origin });
-      this.state.setGuidance(session, guidance);
+      return (await this.sidecar.request("session.create", { session, origin })).guidance;
     } catch (error) {
       if (error.code !== SESSION_EXISTS) throw error;
+      // Created by an earlier OpenClaw process: the host kept the guidance with the session.
+      const shown = await this.sidecar.request("session.show", { session });
+      return shown.session.guidance ?? [];
     }
   }
 
@@ -68,8 +70,8 @@ export class Bridge {
     const parts = { prependSystemContext: [], appendSystemContext: [], prependContext: [], appendContext: [] };
     let warnings = [];
     try {
-      await this.ensureSession(session);
-      for (const injection of this.state.guidance(session)) parts[PLACEMENTS[injection.placement]].push(injection.text);
+      const guidance = await this.ensureSession(session);
+      for (const injection of guidance) parts[PLACEMENTS[injection.placement]].push(injection.text);
       warnings = this.state.warnings(session);
       parts.prependContext.push(...warnings);
       const message = event.currentUserMessage ?? event.prompt ?? "";

@@ -1,5 +1,4 @@
 // What the plugin must remember between OpenClaw processes that the host does not keep for it:
-// each session's standing guidance (the host returns it once, when the session is created) and
 // compaction warnings not yet delivered (OpenClaw's compaction hooks only observe, so the
 // warning goes into the next prompt build, which may run in another process). A small JSON
 // file beside the database, replaced atomically.
@@ -12,10 +11,10 @@ export class PluginState {
   }
 
   read() {
-    if (!existsSync(this.file)) return { guidance: {}, warnings: {} };
+    if (!existsSync(this.file)) return { warnings: {} };
     try {
       const value = JSON.parse(readFileSync(this.file, "utf8"));
-      return { guidance: value.guidance ?? {}, warnings: value.warnings ?? {} };
+      return { warnings: value.warnings ?? {} };
     } catch (error) {
       throw new Error(`scratchpad: ${this.file} is damaged (${error.message}); remove it to start over`);
     }
@@ -27,16 +26,6 @@ export class PluginState {
     const temporary = `${this.file}.${process.pid}.tmp`;
     writeFileSync(temporary, JSON.stringify(state));
     renameSync(temporary, this.file);
-  }
-
-  guidance(session) {
-    return this.read().guidance[session] ?? [];
-  }
-
-  setGuidance(session, injections) {
-    this.update((state) => {
-      state.guidance[session] = injections;
-    });
   }
 
   addWarnings(session, texts) {

@@ -1,0 +1,361 @@
+//! The real openclaw for the end-to-end test: installed from `tests/openclaw/package-lock.json`
+//! on the pinned Node 24, every directory it writes pointed into a temp dir, the scripted model
+//! (`scripted_model.py`) on a free 127.0.0.1 port, gateways started and killed by PID.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use scratchpad_tests::runtimes::{node24, root, run};
+use serde_json::{Value, json};
+
+/// The directory of `tests/openclaw` (package.json, lockfile, scripted model).
+pub fn dir() -> PathBuf {
+    root().join("tests/openclaw")
+}
+
+/// Serializes installs: the tests of this binary run in parallel.
+static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The pinned Node 24 and openclaw's entry script, installed (`npm ci`) when missing.
+pub fn install() -> (PathBuf, PathBuf) {
+    let _guard = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let node = node24();
+    let path = path_with(&node);
+    let npm = system_npm(&node);
+    // `npm ls` exits non-zero when openclaw is missing or not the locked version.
+    let installed = Command::new(&npm)
+        .args(["ls", "--depth=0"])
+        .env("PATH", &path)
+        .current_dir(dir())
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !installed {
+        run(
+            Command::new(&npm).args(["ci", "--no-audit", "--no-fund"]).env("PATH", &path).current_dir(dir()),
+            "installing tests/openclaw's locked openclaw (npm ci)",
+        );
+    }
+    let entry = dir().join("node_modules/openclaw/openclaw.mjs");
+    assert!(entry.exists(), "npm ci did not install {}", entry.display());
+    (node, entry)
+}
+
+/// The system `npm` (the Node 24 wheel's own npm wrapper is broken): the first on PATH outside
+/// the wheel's directory, resolved before PATH puts that directory first.
+fn system_npm(node: &Path) -> PathBuf {
+    let wheel = node.parent().unwrap();
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|dir| dir != wheel)
+        .map(|dir| dir.join("npm"))
+        .find(|npm| npm.is_file())
+        .expect("npm is required to install openclaw (the system npm, run on the pinned Node 24)")
+}
+
+/// PATH with `node`'s directory first (the system npm then runs on it).
+fn path_with(node: &Path) -> String {
+    format!("{}:{}", node.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// The `scratchpad` CLI next to this test binary (`target/<profile>/scratchpad`): `cargo test
+/// --workspace` builds it for the host's tests; alone, build it first.
+pub fn scratchpad_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let binary = exe.parent().and_then(Path::parent).unwrap().join("scratchpad");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build -p scratchpad-host --bin scratchpad` first",
+        binary.display()
+    );
+    binary
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A child process killed by its PID when dropped.
+pub struct Process(pub Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The scripted model: an OpenAI-compatible server recording every request it receives.
+pub struct Model {
+    _process: Process,
+    pub port: u16,
+    pub requests: PathBuf,
+}
+
+impl Model {
+    pub fn start(dir: &Path) -> Model {
+        let (port_file, requests) = (dir.join("model.port"), dir.join("model-requests.jsonl"));
+        let child = Command::new("python3")
+            .arg(self::dir().join("scripted_model.py"))
+            .args([&port_file, &requests])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs the scripted model");
+        let process = Process(child);
+        let port = wait_for(Duration::from_secs(20), "the scripted model's port", || {
+            std::fs::read_to_string(&port_file).ok().and_then(|p| p.trim().parse().ok())
+        });
+        Model { _process: process, port, requests }
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.requests).unwrap_or_default();
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
+
+    /// The requests whose conversation has a user message containing `marker`.
+    pub fn requests_for(&self, marker: &str) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|request| messages(request).iter().any(|m| m["role"] == "user" && text_of(m).contains(marker)))
+            .collect()
+    }
+}
+
+/// A request's messages.
+pub fn messages(request: &Value) -> Vec<Value> {
+    request["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// A message's text (`content` as a string or a list of text parts).
+pub fn text_of(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    }
+}
+
+/// The tool messages of a request after its user message carrying `marker` (this turn's), in
+/// order.
+pub fn tool_results(request: &Value, marker: &str) -> Vec<String> {
+    let messages = messages(request);
+    let start = messages.iter().rposition(|m| m["role"] == "user" && text_of(m).contains(marker)).unwrap_or(0);
+    messages[start..].iter().filter(|m| m["role"] == "tool").map(text_of).collect()
+}
+
+/// Polls `probe` until it gives a value; panics naming `what` after `timeout`.
+pub fn wait_for<T>(timeout: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// One OpenClaw installation in a temp dir: state, config, home, tmp and workspace.
+pub struct OpenClaw {
+    pub node: PathBuf,
+    pub entry: PathBuf,
+    pub root: PathBuf,
+    pub gateway_port: u16,
+    pub token: String,
+}
+
+impl OpenClaw {
+    pub fn new(root: &Path) -> OpenClaw {
+        let (node, entry) = install();
+        for sub in ["state", "home", "tmp", "workspace"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        OpenClaw { node, entry, root: root.to_owned(), gateway_port: free_port(), token: "e2e-token".into() }
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.root.join("state")
+    }
+
+    pub fn workspace(&self) -> PathBuf {
+        self.root.join("workspace")
+    }
+
+    /// Writes `openclaw.json`: the scripted model as the only provider, the gateway, the test's
+    /// log tool (`log-tool/`), and the plugin at `plugin_dir` with `plugin_config`.
+    pub fn configure(&self, model_port: u16, plugin_dir: Option<&Path>, plugin_config: Value) {
+        let mut config = json!({
+            "logging": { "file": self.root.join("openclaw.log") },
+            "gateway": { "mode": "local", "port": self.gateway_port, "bind": "loopback",
+                         "auth": { "mode": "token", "token": self.token } },
+            "agents": { "defaults": { "model": { "primary": "scripted/scripted" }, "workspace": self.workspace() } },
+            "models": { "mode": "merge", "providers": { "scripted": {
+                "baseUrl": format!("http://127.0.0.1:{model_port}/v1"), "apiKey": "sk-scripted",
+                "api": "openai-completions",
+                "models": [{ "id": "scripted", "name": "Scripted", "reasoning": false, "input": ["text"],
+                             "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0 },
+                             "contextWindow": 200000, "maxTokens": 8192 }] } } },
+        });
+        if let Some(plugin_dir) = plugin_dir {
+            config["plugins"] = json!({
+                "load": { "paths": [plugin_dir, self::dir().join("log-tool")] },
+                "entries": {
+                    "scratchpad": { "enabled": true, "hooks": { "allowConversationAccess": true },
+                                    "config": plugin_config },
+                    "e2e-log-tool": { "enabled": true },
+                },
+            });
+        }
+        std::fs::write(self.state().join("openclaw.json"), serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    }
+
+    /// `node openclaw.mjs ARGS` with every directory OpenClaw writes in this installation.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.node);
+        command
+            .arg(&self.entry)
+            .args(args)
+            .env("PATH", path_with(&self.node))
+            .env("OPENCLAW_STATE_DIR", self.state())
+            .env("OPENCLAW_CONFIG_PATH", self.state().join("openclaw.json"))
+            .env("HOME", self.root.join("home"))
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("OPENCLAW_GATEWAY_TOKEN", &self.token)
+            .env("NO_COLOR", "1")
+            .current_dir(self.workspace())
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// A gateway on `gateway_port`, ready once the port accepts connections and answers health.
+    pub fn gateway(&self, name: &str) -> Process {
+        let log = std::fs::File::create(self.root.join(format!("{name}.log"))).unwrap();
+        let port = self.gateway_port.to_string();
+        let child = self
+            .command(&[
+                "gateway",
+                "run",
+                "--port",
+                &port,
+                "--bind",
+                "loopback",
+                "--auth",
+                "token",
+                "--token",
+                &self.token,
+            ])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("starting the openclaw gateway");
+        let process = Process(child);
+        // The port opens before the gateway can run turns: wait for its `ready` line.
+        let log = self.root.join(format!("{name}.log"));
+        wait_for(Duration::from_secs(120), "the gateway's `[gateway] ready` line", || {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            strip_ansi(&text).contains("[gateway] ready").then_some(())
+        });
+        TcpStream::connect(("127.0.0.1", self.gateway_port)).expect("the ready gateway listens");
+        process
+    }
+
+    /// One agent turn through the gateway; its JSON output.
+    pub fn turn(&self, session_key: &str, message: &str) -> Value {
+        let output = run(
+            &mut self.command(&[
+                "agent",
+                "--agent",
+                "main",
+                "--session-key",
+                session_key,
+                "--message",
+                message,
+                "--json",
+            ]),
+            &format!("openclaw agent turn {message:?}"),
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let start = stdout.find('{').unwrap_or_else(|| panic!("no JSON in the turn's output:\n{stdout}"));
+        serde_json::from_str(&stdout[start..])
+            .unwrap_or_else(|e| panic!("the turn's output is not JSON ({e}):\n{stdout}"))
+    }
+}
+
+/// `scratchpad --db DB [--config FILE] --json ARGS`, parsed.
+pub fn scratchpad_json(db: &Path, args: &[&str]) -> Value {
+    let output = run(Command::new(scratchpad_binary()).arg("--db").arg(db).arg("--json").args(args), "scratchpad");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// `text` without ANSI colour sequences.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Runs `command`, asserting it succeeded.
+pub fn run_ok(mut command: Command, what: &str) {
+    run(&mut command, what);
+}
+
+/// Adds the tools of the components `config` loads to the manifest of the plugin copy at
+/// `plugin_dir` (`scripts/declare-tools.mjs`, as a user of a third-party component does).
+pub fn declare_tools(openclaw: &OpenClaw, plugin_dir: &Path, config: &Value) {
+    use std::io::Write as _;
+    let mut child = Command::new(&openclaw.node)
+        .arg(plugin_dir.join("scripts/declare-tools.mjs"))
+        .arg(plugin_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(config.to_string().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "declare-tools.mjs: {}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// Every record OpenClaw stored in its transcript store, as text.
+pub fn transcript_text(store: &Path) -> String {
+    let conn = rusqlite::Connection::open_with_flags(store, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut stmt = conn.prepare("SELECT event_json FROM transcript_events WHERE event_json IS NOT NULL").unwrap();
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+    rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+}
+
+/// Appends a `custom` record (`custom_type`, string `data`) to session `key`'s current window
+/// in OpenClaw's store, as OpenClaw's own extensions write them.
+pub fn append_custom_record(store: &Path, key: &str, custom_type: &str, data: &str) {
+    let conn = rusqlite::Connection::open(store).unwrap();
+    let window: String = conn
+        .query_row("SELECT current_session_id FROM session_nodes WHERE session_key = ?1", [key], |r| r.get(0))
+        .unwrap();
+    let seq: i64 = conn
+        .query_row("SELECT COALESCE(MAX(seq), -1) + 1 FROM transcript_events WHERE session_id = ?1", [&window], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let record = json!({ "type": "custom", "customType": custom_type, "data": data, "id": format!("e2e-{seq}"),
+                         "parentId": null, "timestamp": "2026-11-22T23:59:00.000Z" });
+    conn.execute(
+        "INSERT INTO transcript_events (session_id, seq, event_json, created_at)
+         VALUES (?1, ?2, ?3, CAST(unixepoch('subsec') * 1000 AS INTEGER))",
+        rusqlite::params![window, seq, record.to_string()],
+    )
+    .unwrap();
+}
