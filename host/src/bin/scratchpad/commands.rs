@@ -39,8 +39,8 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             let host = open(&global).await?;
             observe(&host, &global, turn_of(&session, &turn), &tool, &file, &metadata, step).await
         }
-        Command::Serve => crate::serve::run(open(&global).await?).await,
-        Command::Mcp { session } => crate::mcp::run(open(&global).await?, session).await,
+        Command::Serve(args) => crate::serve::run(host_config(&global)?, args).await,
+        Command::Mcp(args) => crate::mcp::run(host_config(&global)?, args).await,
         Command::ImportOpenclaw { path } => {
             let report = open(&global).await?.import_openclaw(&path).await?;
             if global.json {

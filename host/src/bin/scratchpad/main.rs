@@ -119,13 +119,9 @@ enum Command {
         file: PathBuf,
     },
     /// Serve the host API as newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/protocol.md)
-    Serve,
-    /// Serve SESSION's tools and scratchpad over MCP on stdio (for Claude Code, Goose, ...)
-    Mcp {
-        /// The session this server acts in (created when missing)
-        #[arg(long, default_value = "mcp")]
-        session: String,
-    },
+    Serve(serve::ServeArgs),
+    /// Serve a session's tools and scratchpad over MCP on stdio, or over HTTP (docs/mcp.md)
+    Mcp(mcp::McpArgs),
     /// Show a session and every plugin's stored state
     Show {
         /// The session
@@ -179,7 +175,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return output::report_usage(error),
     };
-    output::init_tracing(cli.global.verbose);
+    match cli.command {
+        Command::Mcp(_) => mcp::logging::init_tracing(cli.global.verbose),
+        _ => output::init_tracing(cli.global.verbose),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

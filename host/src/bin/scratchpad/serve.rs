@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use scratchpad_host::{ContentKind, Error, Host, Observation, Origin, Placement, ToolCall, TurnContext};
+use scratchpad_host::{ContentKind, Error, Host, HostConfig, Observation, Origin, Placement, ToolCall, TurnContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+
+mod summarize;
 
 /// JSON-RPC's own error codes.
 const PARSE_ERROR: i64 = -32700;
@@ -25,11 +27,25 @@ const PLUGIN_FAILED: i64 = -32002;
 const SESSION_NOT_FOUND: i64 = -32003;
 const SESSION_EXISTS: i64 = -32004;
 const UNKNOWN_TOOL: i64 = -32005;
+const CHECKPOINT_FAILED: i64 = -32006;
+
+/// `scratchpad serve`'s options.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(crate) struct ServeArgs {
+    /// The client writes the rolling checkpoints: the server sends it `summarize` requests
+    /// (docs/protocol.md), so context-guard's checkpoints are on
+    #[arg(long)]
+    pub(crate) summarize: bool,
+}
 
 /// Serves requests from stdin until it closes.
-pub(crate) async fn run(host: Host) -> anyhow::Result<()> {
-    let host = Arc::new(host);
+pub(crate) async fn run(mut config: HostConfig, args: ServeArgs) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let client = summarize::ClientRequests::new(tx.clone());
+    if args.summarize {
+        config = config.with_summarizer(summarize::ClientSummarizer::new(client.clone()));
+    }
+    let host = Arc::new(Host::open(config).await?);
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
         while let Some(response) = rx.recv().await {
@@ -40,39 +56,73 @@ pub(crate) async fn run(host: Host) -> anyhow::Result<()> {
             }
         }
     });
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut stdin = BufReader::new(tokio::io::stdin());
     let mut tasks = tokio::task::JoinSet::new();
-    while let Some(line) = lines.next_line().await? {
-        if line.trim().is_empty() {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // Bytes, not `String` lines: one line of invalid UTF-8 is a parse error to answer,
+        // not an I/O error that ends the server.
+        if stdin.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        let request = match parse_line(&line) {
+            Ok(None) => continue,
+            Ok(Some(value)) => value,
+            Err(response) => {
+                let _ = tx.send(response);
+                continue;
+            }
+        };
+        // A line with `result` or `error` and no `method` answers one of our requests.
+        if request.get("method").is_none() && (request.get("result").is_some() || request.get("error").is_some()) {
+            client.answer(request);
             continue;
         }
         let (host, tx) = (host.clone(), tx.clone());
         tasks.spawn(async move {
-            if let Some(response) = handle_line(&host, &line).await {
+            if let Some(response) = handle_request(&host, request).await {
                 let _ = tx.send(response);
             }
         });
     }
+    client.close();
     while tasks.join_next().await.is_some() {}
     drop(tx);
+    drop(client);
     let _ = writer.await;
     Ok(())
 }
 
-/// One line in, at most one response out (none for a notification).
-async fn handle_line(host: &Host, line: &str) -> Option<Value> {
-    let request: Value = match serde_json::from_str(line) {
-        Ok(value) => value,
-        Err(e) => return Some(error_response(Value::Null, PARSE_ERROR, &format!("not JSON: {e}"), None)),
+/// One line as JSON: `None` for a blank line, a parse-error response (id null: the id of a
+/// line that cannot be read is unknown) for bytes that are not UTF-8 JSON.
+fn parse_line(line: &[u8]) -> Result<Option<Value>, Value> {
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            let message = format!("parse error: the line is not UTF-8 (invalid byte at offset {})", e.valid_up_to());
+            return Err(error_response(Value::Null, PARSE_ERROR, &message, None));
+        }
     };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str(text)
+        .map(Some)
+        .map_err(|e| error_response(Value::Null, PARSE_ERROR, &format!("parse error: not JSON: {e}"), None))
+}
+
+/// One request in, at most one response out (none for a notification).
+async fn handle_request(host: &Host, request: Value) -> Option<Value> {
     let id = request.get("id").cloned();
     let method = request.get("method").and_then(Value::as_str);
-    let valid = request.get("jsonrpc") == Some(&json!("2.0"))
-        && request.is_object()
-        && id.as_ref().is_none_or(|id| id.is_string() || id.is_number() || id.is_null());
+    let id_valid = id.as_ref().is_none_or(|id| id.is_string() || id.is_number() || id.is_null());
+    let valid = request.get("jsonrpc") == Some(&json!("2.0")) && request.is_object() && id_valid;
     let (Some(method), true) = (method, valid) else {
         let message = "a request is an object with \"jsonrpc\": \"2.0\", a string \"method\" and an optional id";
-        return Some(error_response(id.unwrap_or(Value::Null), INVALID_REQUEST, message, None));
+        // An id of the wrong type cannot be echoed: JSON-RPC 2.0 says null then.
+        let id = id.filter(|_| id_valid).unwrap_or(Value::Null);
+        return Some(error_response(id, INVALID_REQUEST, message, None));
     };
     let params = request.get("params").cloned().unwrap_or(json!({}));
     let result = dispatch(host, method, params).await;
@@ -83,7 +133,7 @@ async fn handle_line(host: &Host, line: &str) -> Option<Value> {
     })
 }
 
-fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
+pub(crate) fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
     let mut error = json!({ "code": code, "message": message });
     if let Some(data) = data {
         error["data"] = data;
@@ -118,6 +168,7 @@ impl From<Error> for Failure {
             Error::SessionExists(id) => (SESSION_EXISTS, Some(json!({ "session": id }))),
             Error::UnknownTool(name) => (UNKNOWN_TOOL, Some(json!({ "tool": name }))),
             Error::InvalidInput { .. } => (INVALID_PARAMS, None),
+            Error::Checkpoint { session, .. } => (CHECKPOINT_FAILED, Some(json!({ "session": session }))),
             _ => (INTERNAL_ERROR, None),
         };
         Failure { code, message, data }

@@ -1,114 +1,83 @@
-//! `scratchpad mcp --session S`: an MCP server on stdio (official Rust SDK, `rmcp`), so any
-//! MCP client (Claude Code, Claude Desktop, Goose, ...) can use the scratchpad with no code.
+//! `scratchpad mcp`: an MCP server (official Rust SDK, `rmcp`), so any MCP client (Claude
+//! Code, Claude Desktop, Goose, ...) can use the scratchpad with no code. On stdio it serves
+//! one client on the `--session` session; with `--http ADDR` it serves many over Streamable
+//! HTTP, each on the session its URL names (docs/mcp.md).
 //!
-//! One session per server process, created when missing; every request acts in one turn of
-//! that session for the life of the process. The plugins' tools are the MCP tools, and the
-//! scratchpad's contents are the resource `scratchpad://session/{S}`.
+//! One concern per file: `server` (the MCP handler of one connection), `stdio` (the stdio
+//! front that answers bad input), `http`, `access` (token, Host, Origin) and `batch` (the
+//! HTTP transport), `watch` (resource subscriptions), `logging` (log notifications),
+//! `sampling` (checkpoints written by the client's model).
 
-use std::sync::Arc;
+// rmcp marks logging, sampling and resources/subscribe deprecated (SEP-2577: the 2026-07-28
+// protocol replaces them); every protocol version this server negotiates uses them.
+#![allow(deprecated)]
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use scratchpad_host::{Error, Host, Origin, TurnContext};
+mod access;
+mod batch;
+mod http;
+pub(crate) mod logging;
+mod sampling;
+mod server;
+mod stdio;
+mod watch;
 
-struct Server {
-    host: Host,
-    session: String,
-    turn: TurnContext,
-    guidance: String,
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use scratchpad_host::{Host, HostConfig};
+
+/// `scratchpad mcp`'s options.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct McpArgs {
+    /// The session this server acts in (created when missing); over HTTP, the session of `/mcp`
+    #[arg(long, default_value = "mcp")]
+    pub(crate) session: String,
+    /// Serve MCP over Streamable HTTP on this address (e.g. 127.0.0.1:8765; port 0: any free
+    /// port) instead of stdio; clients connect to http://ADDR/mcp/{session}
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<SocketAddr>,
+    /// With --http: a file whose first line is the bearer token every request must present
+    /// (default: $SCRATCHPAD_MCP_TOKEN; required off loopback)
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// With --http: also accept this name in Host and Origin headers (repeatable)
+    #[arg(long = "allowed-host", value_name = "NAME", requires = "http")]
+    pub(crate) allowed_hosts: Vec<String>,
 }
 
-impl Server {
-    fn uri(&self) -> String {
-        format!("scratchpad://session/{}", self.session)
-    }
-}
-
-fn internal(error: Error) -> McpError {
-    McpError::internal_error(error.to_string(), None)
-}
-
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build());
-        info.server_info = Implementation::new("scratchpad", env!("CARGO_PKG_VERSION"));
-        info.instructions = Some(self.guidance.clone());
-        info
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        let mut tools = Vec::new();
-        for spec in self.host.tools(&self.turn).await.map_err(internal)? {
-            let schema: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(&spec.parameters).unwrap_or_default();
-            tools.push(Tool::new(spec.name, spec.description, Arc::new(schema)));
+/// Serves MCP on stdio or HTTP until the client disconnects (stdio) or the process is
+/// interrupted (HTTP).
+pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()> {
+    let clients = sampling::SamplingClients::default();
+    let config = config.with_summarizer(sampling::SamplingSummarizer { clients: clients.clone() });
+    // The token and the bind address are checked before anything is opened, so a refused
+    // start changes nothing.
+    let token = match args.http {
+        Some(addr) => {
+            let token = access::Token::load(args.token_file.as_deref())?;
+            access::check_bind(addr, token.as_ref())?;
+            token
         }
-        Ok(ListToolsResult::with_all_items(tools))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        match self.host.call_tool(&self.turn, &request.name, &arguments).await {
-            Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.content)]).into()),
-            // A tool's refusal is a result the model reads and corrects, not a protocol error.
-            Err(Error::Tool { error, .. }) => {
-                let text = format!("{}: {}", error.kind.as_str(), error.message);
-                Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into())
-            }
-            Err(Error::UnknownTool(name)) => Err(McpError::invalid_params(format!("no tool named `{name}`"), None)),
-            Err(other) => Err(internal(other)),
-        }
-    }
-
-    async fn list_resources(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, McpError> {
-        let resource = Resource::new(self.uri(), "scratchpad")
-            .with_description(format!("The scratchpad of session {}: notes, plan and refs", self.session))
-            .with_mime_type("text/markdown");
-        Ok(ListResourcesResult::with_all_items(vec![resource]))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, McpError> {
-        if request.uri != self.uri() {
-            return Err(McpError::resource_not_found(format!("no resource `{}`", request.uri), None));
-        }
-        let text = self.host.render_scratchpad(&self.session).await.map_err(internal)?;
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
-    }
-}
-
-/// Serves MCP on stdio for `session` until the client disconnects.
-pub(crate) async fn run(host: Host, session: String) -> anyhow::Result<()> {
-    let guidance = match host.create_session(&session, Origin::New).await {
-        Ok(guidance) => guidance,
-        Err(Error::SessionExists(_)) => host.session(&session).await?.guidance,
-        Err(other) => return Err(other.into()),
+        None => None,
     };
-    let guidance = guidance.into_iter().map(|i| i.text).collect::<Vec<_>>().join("\n\n");
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let turn = TurnContext::new(&session, format!("mcp-{}-{}", now.as_millis(), std::process::id()));
-    let server = Server { host, session, turn, guidance };
-    let running = server.serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
-    Ok(())
+    let host = Host::open(config).await?;
+    let guidance = server::open_session(&host, &args.session).await?;
+    let shared = server::Shared {
+        host: host.clone(),
+        sampling: clients,
+        logs: logging::LogClients::start(),
+        watcher: watch::Watcher::new(host),
+    };
+    match args.http {
+        None => stdio::serve(shared, args.session, guidance).await,
+        Some(addr) => {
+            let options = http::HttpOptions {
+                addr,
+                token,
+                allowed_hosts: access::allowed_hosts(addr, &args.allowed_hosts),
+                default_session: args.session,
+            };
+            http::serve(shared, options).await
+        }
+    }
 }
