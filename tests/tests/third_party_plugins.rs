@@ -3,10 +3,14 @@
 //! from its sources with its pinned tools (`scratchpad_tests::third_party`), then driven through
 //! the real host beside the real scratchpad component: its policy works, its bad configuration
 //! refuses the load, and the hostile checks that apply to a language runtime hold with the
-//! default limits (500 ms, 64 MiB): a runaway call is interrupted, an allocation past the cap
-//! ends the call, an uncaught exception after a write keeps none of the call's writes.
+//! default memory cap (64 MiB) and, for the runaway calls, the default deadline (500 ms): a
+//! runaway call is interrupted, an allocation past the cap ends the call, an uncaught exception
+//! after a write keeps none of the call's writes. Neither language needs more than the
+//! default limits (the README's figures: a call starts with 9 to 13 MiB of linear memory).
 
-use scratchpad_host::{Error, Host, Origin, Placement, PluginFailure, PluginSpec, ToolCall, ToolErrorKind};
+use std::time::Duration;
+
+use scratchpad_host::{Error, Host, Limits, Origin, Placement, PluginFailure, PluginSpec, ToolCall, ToolErrorKind};
 use scratchpad_tests::third_party::{js_todo, python_redactor};
 use scratchpad_tests::{Fixture, dump_all, refusal, scratchpad, turn};
 use serde_json::{Value, json};
@@ -14,12 +18,24 @@ use serde_json::{Value, json};
 const OPENAI_KEY: &str = "sk-proj-Abc123Def456Ghi789Jkl012Mno345";
 const AWS_KEY: &str = "AKIAIOSFODNN7EXAMPLE";
 
+/// The redactor with `config` and the default limits.
 fn redactor(config: Value) -> PluginSpec {
     PluginSpec { name: "redactor".into(), ..PluginSpec::file(python_redactor()).with_config(config) }
 }
 
+/// The todo list with `config` and the default limits.
 fn todo(config: Value) -> PluginSpec {
     PluginSpec { name: "todo".into(), ..PluginSpec::file(js_todo()).with_config(config) }
+}
+
+/// `plugin` with a 5 s deadline instead of 500 ms and the default 64 MiB memory cap. The
+/// deadline is wall-clock time: on the project's shared 2-core machine, running the whole suite
+/// at once, a call of a few milliseconds has been seen to take over 500 ms. Tests of behaviour
+/// and of the memory cap use this so that only what they check can stop the call; the deadline
+/// tests keep the default.
+fn patient(plugin: PluginSpec) -> PluginSpec {
+    let limits = Limits { call_timeout: Duration::from_secs(5), ..Limits::default() };
+    plugin.with_limits(limits)
 }
 
 /// A host with the scratchpad and `plugin`, and session `s` created.
@@ -47,7 +63,7 @@ fn failure<T: std::fmt::Debug>(result: scratchpad_host::Result<T>, plugin: &str,
 #[tokio::test]
 async fn python_redactor_rewrites_secrets_in_any_tools_arguments_and_counts_them_per_session() {
     let fx = Fixture::new();
-    let host = host_with(&fx, redactor(json!({}))).await;
+    let host = host_with(&fx, patient(redactor(json!({})))).await;
     let t = turn("s", "t1");
 
     let leaky =
@@ -78,7 +94,7 @@ async fn python_redactor_rewrites_secrets_in_any_tools_arguments_and_counts_them
 async fn python_redactor_in_block_mode_refuses_the_call_and_enforces_its_token_budget() {
     let fx = Fixture::new();
     let config = json!({"mode": "block", "maxArgumentTokens": 50, "skipTools": ["trusted.tool"]});
-    let host = host_with(&fx, redactor(config)).await;
+    let host = host_with(&fx, patient(redactor(config))).await;
     let t = turn("s", "t1");
 
     let (kind, message) = refusal(host.before_tool_call(&t, &set_notes(&format!("key {AWS_KEY}"))).await);
@@ -111,7 +127,7 @@ async fn python_redactor_with_a_bad_config_refuses_to_load_naming_every_offendin
 #[tokio::test]
 async fn js_todo_keeps_a_list_with_its_tool_and_injects_it_every_turn_within_its_token_budget() {
     let fx = Fixture::new();
-    let host = host_with(&fx, todo(json!({"maxItems": 5}))).await;
+    let host = host_with(&fx, patient(todo(json!({"maxItems": 5})))).await;
     let t = turn("s", "t1");
 
     let added = host.call_tool(&t, "todo", r#"{"action":"add","items":["write the tests","fix the bug"]}"#).await;
@@ -142,7 +158,7 @@ async fn js_todo_keeps_a_list_with_its_tool_and_injects_it_every_turn_within_its
 #[tokio::test]
 async fn js_todo_trims_the_injected_list_to_its_token_budget_counted_by_the_host() {
     let fx = Fixture::new();
-    let host = host_with(&fx, todo(json!({"maxTokens": 30, "placement": "prepend-context"}))).await;
+    let host = host_with(&fx, patient(todo(json!({"maxTokens": 30, "placement": "prepend-context"})))).await;
     let t = turn("s", "t1");
     let items: Vec<String> = (1..=6).map(|i| format!("task number {i} with a somewhat longer description")).collect();
     host.call_tool(&t, "todo", &json!({"action": "add", "items": items}).to_string()).await.unwrap();
@@ -196,7 +212,7 @@ async fn python_replacement_that_explodes_in_memory_hits_the_default_memory_cap_
     // The placeholder repeats the match (`\1`) 20,000 times: one 10,000-character match
     // becomes 200 MB of text, built in one allocation, in a 64 MiB memory.
     let config = json!({"extraPatterns": {"run": "(x+)"}, "placeholder": "\\1".repeat(20_000)});
-    let host = host_with(&fx, redactor(config)).await;
+    let host = host_with(&fx, patient(redactor(config))).await;
     let before = snapshot_in_turn(&fx, &host).await;
     let call = ToolCall::new("any.tool", json!({"key": AWS_KEY, "text": "x".repeat(10_000)}).to_string(), 1);
     let result = host.before_tool_call(&turn("s", "t1"), &call).await;
@@ -210,7 +226,7 @@ async fn python_uncaught_exception_after_a_write_keeps_none_of_the_calls_writes(
     let fx = Fixture::new();
     // `\2` names a group the pattern does not have: `re` raises at the first match.
     let config = json!({"extraPatterns": {"ticket": "TICKET-[0-9]+"}, "placeholder": "\\2"});
-    let host = host_with(&fx, redactor(config)).await;
+    let host = host_with(&fx, patient(redactor(config))).await;
     let before = snapshot_in_turn(&fx, &host).await;
     let call = ToolCall::new("any.tool", json!({"key": OPENAI_KEY, "text": "see TICKET-42"}).to_string(), 1);
     let result = host.before_tool_call(&turn("s", "t1"), &call).await;
@@ -240,7 +256,7 @@ async fn js_runaway_regex_from_a_tool_argument_times_out_at_the_default_deadline
 #[tokio::test]
 async fn js_replacement_that_multiplies_an_item_hits_the_default_memory_cap_and_keeps_no_writes() {
     let fx = Fixture::new();
-    let host = host_with(&fx, todo(json!({}))).await;
+    let host = host_with(&fx, patient(todo(json!({})))).await;
     let t = turn("s", "t1");
     host.call_tool(&t, "todo", r#"{"action":"add","text":"short"}"#).await.unwrap();
     host.call_tool(&t, "todo", &json!({"action": "add", "text": "ab ".repeat(5_000)}).to_string()).await.unwrap();
@@ -257,7 +273,7 @@ async fn js_replacement_that_multiplies_an_item_hits_the_default_memory_cap_and_
 #[tokio::test]
 async fn js_uncaught_exception_after_writes_keeps_none_of_them_no_half_added_list() {
     let fx = Fixture::new();
-    let limits = scratchpad_host::Limits { storage_quota_bytes: 4_096, ..Default::default() };
+    let limits = Limits { storage_quota_bytes: 4_096, call_timeout: Duration::from_secs(5), ..Limits::default() };
     let host = host_with(&fx, todo(json!({})).with_limits(limits)).await;
     let t = turn("s", "t1");
     host.call_tool(&t, "todo", r#"{"action":"add","text":"kept"}"#).await.unwrap();
