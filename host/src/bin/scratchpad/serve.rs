@@ -86,10 +86,11 @@ pub(crate) async fn run(mut config: HostConfig, args: ServeArgs) -> anyhow::Resu
             }
         });
     }
+    // No answer can come any more: waiting requests fail now, and the writer's last sender
+    // held by the summarizer goes.
     client.close();
     while tasks.join_next().await.is_some() {}
     drop(tx);
-    drop(client);
     let _ = writer.await;
     Ok(())
 }

@@ -81,10 +81,13 @@ impl Visit for Fields {
     }
 }
 
+/// A client that asked for logs, by connection key, with its level.
+type Registry = Arc<Mutex<HashMap<u64, (Peer<RoleServer>, LoggingLevel)>>>;
+
 /// The connected clients and the level each asked for.
 #[derive(Clone, Default)]
 pub(crate) struct LogClients {
-    clients: Arc<Mutex<HashMap<u64, (Peer<RoleServer>, LoggingLevel)>>>,
+    clients: Registry,
     next: Arc<AtomicU64>,
 }
 

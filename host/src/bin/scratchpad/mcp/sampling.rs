@@ -19,10 +19,13 @@ far), \"topics\": [string], \"keyDecisions\": [string], \"openQuestions\": [stri
 /// The summary's size budget in tokens.
 const MAX_TOKENS: u32 = 2000;
 
+/// A client that can sample: its connection key, its session, its peer.
+type Client = (u64, String, Peer<RoleServer>);
+
 /// The connected clients that declared sampling, by session, oldest first.
 #[derive(Clone, Default)]
 pub(crate) struct SamplingClients {
-    clients: Arc<Mutex<Vec<(u64, String, Peer<RoleServer>)>>>,
+    clients: Arc<Mutex<Vec<Client>>>,
 }
 
 impl SamplingClients {

@@ -19,19 +19,23 @@ use tokio::sync::{mpsc, oneshot};
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 
 type Answer = Result<Value, Value>;
+/// The requests waiting for an answer, by id; `None` once the client's input closed.
+type Pending = Arc<Mutex<Option<HashMap<String, oneshot::Sender<Answer>>>>>;
 
 /// The requests this server sent its client and is waiting on, by id.
 #[derive(Clone)]
 pub(crate) struct ClientRequests {
-    outgoing: mpsc::UnboundedSender<Value>,
-    pending: Arc<Mutex<Option<HashMap<String, oneshot::Sender<Answer>>>>>,
+    /// Taken at close: the writer ends when every sender is gone, and the host (which holds
+    /// the summarizer, and so this) lives until the process ends.
+    outgoing: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>>,
+    pending: Pending,
     next: Arc<AtomicU64>,
 }
 
 impl ClientRequests {
     pub(crate) fn new(outgoing: mpsc::UnboundedSender<Value>) -> Self {
         ClientRequests {
-            outgoing,
+            outgoing: Arc::new(Mutex::new(Some(outgoing))),
             pending: Arc::new(Mutex::new(Some(HashMap::new()))),
             next: Arc::new(AtomicU64::new(1)),
         }
@@ -47,7 +51,8 @@ impl ClientRequests {
             None => anyhow::bail!("the client closed its input"),
         };
         let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        if self.outgoing.send(request).is_err() {
+        let sent = self.outgoing.lock().unwrap().as_ref().is_some_and(|out| out.send(request).is_ok());
+        if !sent {
             self.forget(&id);
             anyhow::bail!("the client's output is closed");
         }
@@ -86,6 +91,7 @@ impl ClientRequests {
     /// The client's input closed: every waiting request fails now, and later ones at once.
     pub(crate) fn close(&self) {
         self.pending.lock().unwrap().take();
+        self.outgoing.lock().unwrap().take();
     }
 }
 

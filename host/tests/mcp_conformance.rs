@@ -1,0 +1,163 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
+//! tests/clients/conformance/package-lock.json) against `scratchpad mcp --http`, directly: the
+//! suite tests servers only over Streamable HTTP. It runs on the pinned Node 24
+//! (`runtimes::node24`); the server listens on 127.0.0.1 on a port the system picks and is
+//! killed by PID.
+//!
+//! Every server scenario of the pinned suite is in exactly one of two lists: the ones that
+//! apply to this server, which must pass, and the ones that need the suite's own fixture
+//! tools, resources or prompts (`test_simple_text`, `test://static-text`, ...), which a memory
+//! server does not have and must not grow to pass a test. A scenario of a newer pin that is in
+//! neither list fails the test until someone decides.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+#[allow(dead_code)] // the jco and wasmtime-py helpers are for other tests
+#[path = "../../tests/src/runtimes.rs"]
+mod runtimes;
+
+/// The scenarios that apply, each of which must pass.
+const APPLICABLE: &[&str] = &[
+    "server-initialize",
+    "ping",
+    "logging-set-level",
+    "tools-list",
+    "resources-list",
+    "prompts-list",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+];
+
+/// The scenarios that need the suite's fixtures, with the fixture each needs.
+const NOT_APPLICABLE: &[(&str, &str)] = &[
+    ("completion-complete", "completions for the fixture prompt `test_prompt_with_arguments`"),
+    ("tools-call-simple-text", "the fixture tool `test_simple_text`"),
+    ("tools-call-image", "the fixture tool `test_image_content`"),
+    ("tools-call-audio", "the fixture tool `test_audio_content`"),
+    ("tools-call-embedded-resource", "the fixture tool `test_embedded_resource`"),
+    ("tools-call-mixed-content", "the fixture tool `test_multiple_content_types`"),
+    ("tools-call-with-logging", "the fixture tool `test_tool_with_logging`"),
+    ("tools-call-error", "the fixture tool `test_error_handling`"),
+    ("tools-call-with-progress", "the fixture tool `test_tool_with_progress`"),
+    ("tools-call-sampling", "the fixture tool `test_sampling`"),
+    ("tools-call-elicitation", "the fixture tool `test_elicitation`"),
+    ("json-schema-2020-12", "the fixture tool `json_schema_2020_12_tool`"),
+    ("elicitation-sep1034-defaults", "the fixture tool `test_client_elicitation_defaults`"),
+    ("elicitation-sep1330-enums", "the fixture tool `test_elicitation_sep1330_enums`"),
+    ("server-sse-polling", "the fixture tool `test_reconnection`"),
+    ("resources-read-text", "the fixture resource `test://static-text`"),
+    ("resources-read-binary", "the fixture resource `test://static-binary`"),
+    ("resources-templates-read", "the fixture resource template `test://template/{id}/data`"),
+    ("resources-subscribe", "the fixture resource `test://watched-resource`"),
+    ("resources-unsubscribe", "the fixture resource `test://watched-resource`"),
+    ("prompts-get-simple", "the fixture prompt `test_simple_prompt`"),
+    ("prompts-get-with-args", "the fixture prompt `test_prompt_with_arguments`"),
+    ("prompts-get-embedded-resource", "the fixture prompt `test_prompt_with_embedded_resource`"),
+    ("prompts-get-with-image", "the fixture prompt `test_prompt_with_image`"),
+];
+
+/// `npm` of the machine (the Node 24 wheel's own npm wrapper is broken), found on `PATH`
+/// before the wheel's directory is put first.
+fn system_npm() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("npm"))
+        .find(|npm| npm.is_file())
+        .expect("npm is required to install the pinned MCP conformance suite")
+}
+
+/// The suite's entry point, installed from its lock file when missing, and a `PATH` with
+/// Node 24 first.
+fn conformance_suite() -> (PathBuf, std::ffi::OsString) {
+    let node = runtimes::node24();
+    let dir = runtimes::root().join("tests/clients/conformance");
+    let mut path = std::ffi::OsString::from(node.parent().unwrap());
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let entry = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let installed = Command::new(system_npm())
+        .args(["ls", "--depth=0"])
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed || !entry.exists() {
+        runtimes::run(
+            Command::new(system_npm()).args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir).env("PATH", &path),
+            "installing the pinned MCP conformance suite (npm ci in tests/clients/conformance)",
+        );
+    }
+    (entry, path)
+}
+
+/// `scratchpad mcp --http 127.0.0.1:0`, killed on drop; its URL.
+struct Server(Child, String);
+
+impl Server {
+    fn start(db: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_scratchpad"))
+            .args(["--db", db.to_str().unwrap(), "mcp", "--http", "127.0.0.1:0"])
+            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .env_remove("SCRATCHPAD_MCP_TOKEN")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("starting scratchpad mcp --http");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "the server prints its URL first: {url:?}");
+        Server(child, url)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn every_applicable_conformance_scenario_passes_over_http() {
+    let (suite, path) = conformance_suite();
+    let node = runtimes::node24();
+    let listed = runtimes::run(
+        Command::new(&node).arg(&suite).args(["list", "--server"]).env("PATH", &path),
+        "listing the conformance suite's server scenarios",
+    );
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let scenarios: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(scenarios.len() > 10, "{listed}");
+    for scenario in &scenarios {
+        let known = APPLICABLE.contains(scenario) || NOT_APPLICABLE.iter().any(|(s, _)| s == scenario);
+        assert!(known, "scenario `{scenario}` of the pinned suite is in neither list: decide whether it applies");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("conformance.db"));
+    let url = format!("{}/conformance", server.1);
+    let mut failures = Vec::new();
+    for scenario in APPLICABLE {
+        let output = Command::new(&node)
+            .arg(&suite)
+            .args(["server", "--url", &url, "--scenario", scenario])
+            .env("PATH", &path)
+            .current_dir(dir.path())
+            .output()
+            .expect("running the conformance suite");
+        if !output.status.success() {
+            failures.push(format!(
+                "{scenario}:\n{}\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "conformance scenarios failed:\n{}", failures.join("\n"));
+}
