@@ -104,6 +104,27 @@ def refusals(server):
     return len(cases) + 2
 
 
+def batches(server):
+    """JSON-RPC batches: answered as one array under 2025-03-26, refused under later versions."""
+    url, headers = server.url("batch"), dict(ACCEPT, **server.auth())
+    init = dict(INIT, params=dict(INIT["params"], protocolVersion="2025-03-26"))
+    response = httpx.post(url, json=init, headers=headers)
+    assert response.status_code == 200 and "2025-03-26" in response.text, response.text
+    headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
+    response = httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    assert response.status_code == 202, response.text
+    batch = [{"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]
+    response = httpx.post(url, json=batch, headers=headers)
+    answers = response.json()
+    assert isinstance(answers, list) and sorted(a["id"] for a in answers) == [2, 3], answers
+    assert any(t["name"] == "session.scratchpad" for a in answers if a["id"] == 3 for t in a["result"]["tools"]), answers
+    response = httpx.post(url, json=batch, headers=dict(headers, **{"MCP-Protocol-Version": "2025-06-18"}))
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["id"] is None and error["error"]["code"] == -32600 and "2025-03-26" in error["error"]["message"], error
+    return 2
+
+
 async def isolated_sessions_prompt_mime_subscription_and_logs(server):
     checks = 0
     updated = asyncio.Event()
@@ -227,6 +248,7 @@ async def main(binary):
         server = Server(binary, tmp)
         try:
             checks = refusals(server)
+            checks += batches(server)
             checks += await isolated_sessions_prompt_mime_subscription_and_logs(server)
             checks += await sampling(server)
         finally:
