@@ -40,7 +40,20 @@ fn components(dir: &Path) -> (PathBuf, PathBuf) {
     let js = dir.join("todo.wasm");
     std::os::unix::fs::symlink(third_party::python_redactor(), &python).unwrap();
     std::os::unix::fs::symlink(third_party::js_todo(), &js).unwrap();
+    warm_cache(&python, &js);
     (python, js)
+}
+
+/// Compiles both components into the CLI's cache once, before the tests' processes load them
+/// in parallel: compiling a CPython or SpiderMonkey component takes about a minute on the
+/// project's machine, and every process that misses the cache would compile its own copy.
+fn warm_cache(python: &Path, js: &Path) {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("warm.db");
+        succeeded(scratchpad(&["--db", str_of(&db), "--plugin", str_of(python), "--plugin", str_of(js), "plugins"]));
+    });
 }
 
 fn str_of(path: &Path) -> &str {
@@ -105,12 +118,16 @@ name = "redactor"
 path = "redactor.wasm"
 [plugin.config]
 mode = "block"
+[plugin.limits]   # wall-clock deadline; the suite runs on a loaded 2-core machine
+call_timeout_ms = 5000
 
 [[plugin]]
 name = "todo"
 path = "todo.wasm"
 [plugin.config]
 placement = "prepend-context"
+[plugin.limits]
+call_timeout_ms = 5000
 "#,
     )
     .unwrap();
@@ -126,6 +143,9 @@ placement = "prepend-context"
     assert_eq!(blocked.status.code(), Some(1), "a blocked call is a tool refusal: {}", text(&blocked.stderr));
     let blocked = json_of(&blocked);
     assert!(blocked.to_string().contains("aws-access-key"), "{blocked}");
+    let listed = json_of(&succeeded(scratchpad(&["--config", config, "--json", "plugins"])));
+    let limits: Vec<&Value> = listed["plugins"].as_array().unwrap().iter().map(|p| &p["call_timeout_ms"]).collect();
+    assert_eq!(limits, [500, 5000, 5000], "per-plugin limits from the config: {listed}");
     let show = text(&succeeded(scratchpad(&["--config", config, "show", "s1"])).stdout);
     assert!(!show.contains("AKIAIOSFODNN7EXAMPLE"), "the secret never reached storage: {show}");
 }
