@@ -10,3 +10,6 @@ node_dir=$(python3 -c "import os, sys; sys.path.insert(0, 'target/node24'); impo
 export PATH="$node_dir:$PATH"
 node --version
 (cd tests/clients/conformance && "$npm" ci --no-audit --no-fund)
+# The MCP Inspector (its CLI, pinned in tests/clients/inspector/package-lock.json), for
+# host/tests/mcp_inspector.rs: the same npm on the same Node 24.
+(cd tests/clients/inspector && "$npm" ci --no-audit --no-fund)
