@@ -108,7 +108,8 @@ enum Command {
     Gc,
     /// Import the scratchpad state of OpenClaw sessions (a session .jsonl, or a sessions directory)
     ImportOpenclaw {
-        /// A session JSONL file, or a directory of them (with sessions.json)
+        /// A session JSONL file, a directory of them (with sessions.json), or OpenClaw 2026.9's
+        /// SQLite store (openclaw-agent.sqlite, its agent directory, or the state directory)
         path: PathBuf,
     },
     /// Append SESSION's scratchpad to an OpenClaw session JSONL file as custom records
