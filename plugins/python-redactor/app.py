@@ -59,7 +59,8 @@ BUILTIN_PATTERNS = {
 # Compiled here, at module level: componentize-py runs the module's top level once at build
 # time and snapshots the initialised interpreter into the component, so every call starts with
 # these ready. Compiling them inside a hook would redo it on every call (each call is a fresh
-# instance): measured at about 40 ms per `before-tool-call` against under 5 ms.
+# instance) and cost tens of milliseconds per call; from the snapshot the whole hook takes
+# 3.8 ms (p50, third_party_bench).
 BUILTIN = {kind: (re.compile(pattern), True) for kind, pattern in BUILTIN_PATTERNS.items()}
 
 STATS_TOOL = "redactor.stats"
