@@ -21,6 +21,7 @@
 //! - `spoof`: output with terminal escape sequences and a forged CLI line;
 //! - `stash`: stores the same under a key with an escape sequence, and metadata too;
 //! - `refuse`: a tool error carrying the same.
+//!
 //! Only the wasm build has content; the native build (for `cargo clippy --workspace`) is empty.
 
 #[cfg(target_arch = "wasm32")]
