@@ -197,13 +197,13 @@ async fn query(host: &Host, global: &Global, turn: TurnContext, message: &str, s
     } else {
         let (system, user) = (terminal::text(&rendered.system), terminal::text(&rendered.user));
         println!("=== system ===\n{system}\n=== user ===\n{user}");
-        // The rendered text is what the model reads; who injected what is listed after it.
+        // Stdout is exactly what the model reads; who injected what goes to stderr.
         let by: Vec<String> = Placement::ALL
             .iter()
             .flat_map(|p| prompt.at(*p).map(move |i| format!("{} ({}, {} bytes)", i.plugin, p.as_str(), i.text.len())))
             .collect();
         if !by.is_empty() {
-            println!("=== injected by ===\n{}", by.join("\n"));
+            eprintln!("(injected by: {})", by.join("; "));
         }
     }
     Ok(())
