@@ -58,38 +58,14 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("prompts-get-with-image", "the fixture prompt `test_prompt_with_image`"),
 ];
 
-/// `npm` of the machine (the Node 24 wheel's own npm wrapper is broken), found on `PATH`
-/// before the wheel's directory is put first.
-fn system_npm() -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("npm"))
-        .find(|npm| npm.is_file())
-        .expect("npm is required to install the pinned MCP conformance suite")
-}
-
 /// The suite's entry point, installed from its lock file when missing, and a `PATH` with
 /// Node 24 first.
 fn conformance_suite() -> (PathBuf, std::ffi::OsString) {
-    let node = runtimes::node24();
-    let dir = runtimes::root().join("tests/clients/conformance");
-    let mut path = std::ffi::OsString::from(node.parent().unwrap());
-    path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    let entry = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    let installed = Command::new(system_npm())
-        .args(["ls", "--depth=0"])
-        .current_dir(&dir)
-        .env("PATH", &path)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !installed || !entry.exists() {
-        runtimes::run(
-            Command::new(system_npm()).args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir).env("PATH", &path),
-            "installing the pinned MCP conformance suite (npm ci in tests/clients/conformance)",
-        );
-    }
-    (entry, path)
+    runtimes::npm_package_on_node24(
+        "tests/clients/conformance",
+        "node_modules/@modelcontextprotocol/conformance/dist/index.js",
+        "the pinned MCP conformance suite",
+    )
 }
 
 /// `scratchpad mcp --http 127.0.0.1:0`, killed on drop; its URL.

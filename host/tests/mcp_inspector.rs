@@ -18,39 +18,15 @@ mod runtimes;
 /// The token the server is started with (from a file; at least 16 characters).
 const TOKEN: &str = "inspector-test-token-5f1c9a7e2b";
 
-/// `npm` of the machine (the Node 24 wheel's own npm wrapper is broken), found on `PATH`
-/// before the wheel's directory is put first.
-fn system_npm() -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("npm"))
-        .find(|npm| npm.is_file())
-        .expect("npm is required to install the pinned MCP Inspector (tests/clients/inspector)")
-}
-
 /// Node 24, the Inspector's launcher (the package's `mcp-inspector` bin), installed from its
 /// lock file when missing, and a `PATH` with Node 24 first.
 fn inspector() -> (PathBuf, PathBuf, std::ffi::OsString) {
-    let node = runtimes::node24();
-    let dir = runtimes::root().join("tests/clients/inspector");
-    let mut path = std::ffi::OsString::from(node.parent().unwrap());
-    path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    let entry = dir.join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
-    let installed = Command::new(system_npm())
-        .args(["ls", "--depth=0"])
-        .current_dir(&dir)
-        .env("PATH", &path)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !installed || !entry.exists() {
-        runtimes::run(
-            Command::new(system_npm()).args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir).env("PATH", &path),
-            "installing the pinned MCP Inspector (npm ci in tests/clients/inspector)",
-        );
-    }
-    assert!(entry.exists(), "the pinned MCP Inspector has no CLI launcher at {}", entry.display());
-    (node, entry, path)
+    let (entry, path) = runtimes::npm_package_on_node24(
+        "tests/clients/inspector",
+        "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
+        "the pinned MCP Inspector",
+    );
+    (runtimes::node24(), entry, path)
 }
 
 /// `scratchpad mcp --http 127.0.0.1:0 --token-file FILE`, killed by PID on drop; its URL.

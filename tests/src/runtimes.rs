@@ -119,6 +119,38 @@ pub fn node24() -> PathBuf {
     binary
 }
 
+/// A package pinned by the lock file in `dir` (relative to the repository's root), run on
+/// [`node24`]: installed with the system `npm ci` when `npm ls` finds it missing or `entry`
+/// (relative to `dir`) absent. Returns the entry's path and a `PATH` with Node 24's directory
+/// first, for the commands that run it. `what` names the package in failures.
+pub fn npm_package_on_node24(dir: &str, entry: &str, what: &str) -> (PathBuf, std::ffi::OsString) {
+    let node = node24();
+    let dir = root().join(dir);
+    let mut path = std::ffi::OsString::from(node.parent().expect("node has a directory"));
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let npm = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|bin| bin.join("npm"))
+        .find(|npm| npm.is_file())
+        .unwrap_or_else(|| panic!("npm is required to install {what}"));
+    let entry = dir.join(entry);
+    let _guard = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let installed = Command::new(&npm)
+        .args(["ls", "--depth=0"])
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !installed || !entry.exists() {
+        run(
+            Command::new(&npm).args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir).env("PATH", &path),
+            &format!("installing {what} (npm ci in {})", dir.display()),
+        );
+    }
+    assert!(entry.exists(), "{what} has no {}", entry.display());
+    (entry, path)
+}
+
 /// The `name==version` lines of a requirements file.
 fn pins(requirements: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(requirements).unwrap_or_else(|e| panic!("reading {requirements:?}: {e}"));
