@@ -6,15 +6,23 @@ use scratchpad_host::Error;
 use serde_json::json;
 
 pub(crate) fn init_tracing(verbose: u8) {
+    tracing_subscriber::fmt()
+        .with_env_filter(log_filter(verbose))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+/// What the CLI logs to stderr: `SCRATCHPAD_LOG` when set, else warnings, or more with `-v`.
+pub(crate) fn log_filter(verbose: u8) -> tracing_subscriber::EnvFilter {
     let default = match verbose {
         0 => "warn",
         1 => "info",
         2 => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SCRATCHPAD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::EnvFilter::try_from_env("SCRATCHPAD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
 }
 
 /// Prints `value` as pretty JSON.

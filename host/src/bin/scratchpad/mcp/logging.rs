@@ -33,14 +33,7 @@ static RECEIVER: Mutex<Option<mpsc::UnboundedReceiver<Event>>> = Mutex::new(None
 /// Logging for `scratchpad mcp`: the CLI's stderr logging (as `output::init_tracing`) plus
 /// the layer that queues events for the MCP clients.
 pub(crate) fn init_tracing(verbose: u8) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SCRATCHPAD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let filter = crate::output::log_filter(verbose);
     let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).with_filter(filter);
     let (tx, rx) = mpsc::unbounded_channel();
     let _ = QUEUE.set(tx);
