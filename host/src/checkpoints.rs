@@ -122,15 +122,13 @@ impl crate::Host {
     /// Every checkpoint of session `id`, oldest first.
     pub async fn checkpoints(&self, id: &str) -> crate::Result<Vec<Checkpoint>> {
         self.session(id).await?;
-        let probe = id.to_owned();
-        self.inner.db.run(move |conn| crate::db::checkpoints::list(conn, &probe)).await
+        self.inner.db.checkpoints(id).await
     }
 
     /// The newest checkpoint of session `id`.
     pub async fn latest_checkpoint(&self, id: &str) -> crate::Result<Option<Checkpoint>> {
         self.session(id).await?;
-        let probe = id.to_owned();
-        self.inner.db.run(move |conn| crate::db::checkpoints::latest(conn, &probe)).await
+        self.inner.db.latest_checkpoint(id).await
     }
 
     /// Seed 002's compaction fast path: the newest checkpoint of session `id` when it covers
@@ -167,9 +165,7 @@ impl crate::Host {
             };
             let plugin = request.plugin.clone();
             let stored = match summarizer.summarize(&request).await {
-                Ok(summary) => {
-                    self.inner.db.run(move |conn| crate::db::checkpoints::insert(conn, &request, &summary)).await
-                }
+                Ok(summary) => self.inner.db.checkpoint_insert(&request, &summary).await,
                 Err(error) => Err(crate::Error::Other(error)),
             };
             match stored {

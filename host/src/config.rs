@@ -2,6 +2,7 @@
 //!
 //! ```toml
 //! database = "/var/lib/agent/scratchpad.db"  # default: $XDG_DATA_HOME/scratchpad/scratchpad.db
+//! # database = "postgres://scratchpad@db.internal/agents"  # fleet mode: a PostgreSQL URL
 //! cache_dir = "/var/cache/scratchpad"          # default: $XDG_CACHE_HOME/scratchpad
 //! tokenizer = "cl100k_base"                    # or "o200k_base"
 //! instance_allocation = "pooling"              # or "on-demand"
@@ -187,8 +188,9 @@ impl PluginSpec {
 /// Everything [`crate::Host::open`] needs.
 #[derive(Clone)]
 pub struct HostConfig {
-    /// The SQLite database file. Default: `$XDG_DATA_HOME/scratchpad/scratchpad.db`.
-    pub database: PathBuf,
+    /// Where the data lives: a SQLite file, or a PostgreSQL server's URL (fleet mode).
+    /// Default: the file `$XDG_DATA_HOME/scratchpad/scratchpad.db`.
+    pub database: crate::Location,
     /// Where compiled components are cached. Default: `$XDG_CACHE_HOME/scratchpad`.
     /// `None` disables the cache (every start compiles).
     pub cache_dir: Option<PathBuf>,
@@ -228,7 +230,7 @@ impl std::fmt::Debug for HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
-            database: data_dir().join("scratchpad.db"),
+            database: crate::Location::Sqlite(data_dir().join("scratchpad.db")),
             cache_dir: Some(cache_dir()),
             tokenizer: Encoding::default(),
             plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
@@ -241,9 +243,10 @@ impl Default for HostConfig {
 }
 
 impl HostConfig {
-    /// The default configuration with the database at `path`.
-    pub fn with_database(path: impl Into<PathBuf>) -> Self {
-        HostConfig { database: path.into(), ..HostConfig::default() }
+    /// The default configuration with the database at `location`: a path (a SQLite file) or a
+    /// `postgres://` URL.
+    pub fn with_database(location: impl Into<crate::Location>) -> Self {
+        HostConfig { database: location.into(), ..HostConfig::default() }
     }
 
     /// The same configuration with the runtime's `summarizer` for rolling checkpoints.
@@ -266,7 +269,10 @@ impl HostConfig {
         let mut problems = Vec::new();
         let mut config = HostConfig::default();
         if let Some(db) = file.database {
-            config.database = base.join(db);
+            config.database = match crate::Location::parse(&db) {
+                crate::Location::Sqlite(path) => crate::Location::Sqlite(base.join(path)),
+                url => url,
+            };
         }
         if let Some(dir) = file.cache_dir {
             config.cache_dir = Some(base.join(dir));
@@ -339,7 +345,7 @@ pub(crate) fn check_unique_names(plugins: &[PluginSpec]) -> Result<(), String> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileConfig {
-    database: Option<PathBuf>,
+    database: Option<String>,
     cache_dir: Option<PathBuf>,
     tokenizer: Option<Encoding>,
     max_concurrent_calls: Option<u32>,

@@ -233,14 +233,7 @@ impl Host {
             }
             Ok(())
         })?;
-        let session = turn.session_id.clone();
-        self.inner
-            .db
-            .run(move |conn| {
-                conn.execute("UPDATE sessions SET compaction_count = compaction_count + 1 WHERE id = ?1", [&session])?;
-                Ok(())
-            })
-            .await
+        self.inner.db.record_compaction(&turn.session_id).await
     }
 }
 

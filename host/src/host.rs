@@ -1,7 +1,6 @@
 //! [`Host`]: loads the plugins, owns the database, and runs every call atomically.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
 use serde::Serialize;
@@ -13,13 +12,10 @@ use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::checkpoints::Summarizer;
 use crate::config::{HostConfig, check_unique_names};
-use crate::db::blobs::{self, BlobEntry};
-use crate::db::sessions::{self, PluginInit, SessionRecord};
-use crate::db::state;
-use crate::db::{Db, now_ms};
 use crate::error::{Error, Result};
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
 use crate::sandbox::{Sandbox, check_value};
+use crate::store::{BlobEntry, Db, Location, PluginInit, SessionRecord, now_ms};
 use crate::types::{Injection, Origin};
 
 /// Longest session or turn id, in bytes.
@@ -38,6 +34,8 @@ pub struct Host {
 
 pub(crate) struct Inner {
     pub(crate) db: Db,
+    /// Where `db` lives.
+    location: Location,
     pub(crate) sandbox: Sandbox,
     pub(crate) plugins: Vec<LoadedPlugin>,
     pub(crate) tool_owner: HashMap<String, usize>,
@@ -114,9 +112,10 @@ impl Host {
         }
         let identities = config.plugins.iter().zip(&plugins).map(|(spec, p)| (spec, p.identity.clone())).collect();
         crate::identity::claim(&db, identities).await?;
-        tracing::info!(database = %config.database.display(), plugins = plugins.len(), "host ready");
+        tracing::info!(database = %config.database, plugins = plugins.len(), "host ready");
         let inner = Inner {
             db,
+            location: config.database.clone(),
             sandbox,
             plugins,
             tool_owner,
@@ -131,9 +130,10 @@ impl Host {
         Ok(host)
     }
 
-    /// The database file.
-    pub fn database(&self) -> &Path {
-        self.inner.db.path()
+    /// Where the host's data lives (a SQLite file or a PostgreSQL server; shown without a
+    /// password).
+    pub fn database(&self) -> &Location {
+        &self.inner.location
     }
 
     /// The loaded plugins, in call order.
@@ -156,18 +156,11 @@ impl Host {
         check_id("session id", id)?;
         let _guard = self.lock(id).await;
         let parent = origin.parent().map(str::to_owned);
-        let probe = id.to_owned();
-        let (exists, parent_exists) = self
-            .inner
-            .db
-            .run(move |conn| {
-                let parent_exists = match &parent {
-                    Some(p) => sessions::exists(conn, p)?,
-                    None => true,
-                };
-                Ok((sessions::exists(conn, &probe)?, parent_exists))
-            })
-            .await?;
+        let exists = self.inner.db.session_exists(id).await?;
+        let parent_exists = match &parent {
+            Some(p) => self.inner.db.session_exists(p).await?,
+            None => true,
+        };
         if exists {
             return Err(Error::SessionExists(id.to_owned()));
         }
@@ -207,33 +200,25 @@ impl Host {
                 writes: call.scope.into_writes(),
             });
         }
-        let id_owned = id.to_owned();
-        let stored_guidance = guidance.clone();
-        self.inner.db.run(move |conn| sessions::create(conn, &id_owned, &origin, &stored_guidance, &inits)).await?;
+        self.inner.db.create_session(id, &origin, &guidance, inits).await?;
         Ok(guidance)
     }
 
     /// The session `id` as stored.
     pub async fn session(&self, id: &str) -> Result<SessionRecord> {
         check_id("session id", id)?;
-        let probe = id.to_owned();
-        self.inner
-            .db
-            .run(move |conn| sessions::get(conn, &probe))
-            .await?
-            .ok_or_else(|| Error::SessionNotFound(id.to_owned()))
+        self.inner.db.session(id).await?.ok_or_else(|| Error::SessionNotFound(id.to_owned()))
     }
 
     /// Every session, oldest first.
     pub async fn sessions(&self) -> Result<Vec<SessionRecord>> {
-        self.inner.db.run(|conn| sessions::list(conn)).await
+        self.inner.db.sessions().await
     }
 
     /// Every key every plugin stores for session `id`.
     pub async fn state(&self, id: &str) -> Result<Vec<StateEntry>> {
         self.session(id).await?;
-        let probe = id.to_owned();
-        let rows = self.inner.db.run(move |conn| state::dump(conn, &probe)).await?;
+        let rows = self.inner.db.state(id).await?;
         Ok(rows.into_iter().map(|(plugin, key, value)| StateEntry { plugin, key, value }).collect())
     }
 
@@ -241,8 +226,7 @@ impl Host {
     /// `flushActioned`, say), ordered by plugin and key.
     pub async fn metadata(&self, id: &str) -> Result<Vec<MetadataEntry>> {
         self.session(id).await?;
-        let probe = id.to_owned();
-        let rows = self.inner.db.run(move |conn| state::dump_metadata(conn, &probe)).await?;
+        let rows = self.inner.db.metadata(id).await?;
         Ok(rows
             .into_iter()
             .map(|(plugin, key, value)| {
@@ -255,14 +239,13 @@ impl Host {
     /// Every offloaded observation of session `id` (any plugin, any turn), oldest first.
     pub async fn observations(&self, id: &str) -> Result<Vec<BlobEntry>> {
         self.session(id).await?;
-        let probe = id.to_owned();
-        self.inner.db.run(move |conn| blobs::list(conn, None, &probe, None)).await
+        self.inner.db.blob_list(None, id, None).await
     }
 
     /// Removes every expired observation now (the host also does it at the start of every
     /// turn); returns how many.
     pub async fn gc(&self) -> Result<u32> {
-        self.inner.db.run(|conn| blobs::gc(conn, None, now_ms() as u64)).await
+        self.inner.db.blob_gc(None, now_ms() as u64).await
     }
 
     /// Linear memory of plugin `name`'s last call: (size at instantiation, peak), in bytes.

@@ -17,9 +17,8 @@
 use sha2::{Digest, Sha256};
 
 use crate::config::{PluginSource, PluginSpec};
-use crate::db::Db;
-use crate::db::identities::{self, Claim};
 use crate::error::{Error, Result};
+use crate::store::{Claim, Db};
 
 /// The identity of the component `spec` loads, whose bytes are `bytes`.
 pub(crate) fn of(spec: &PluginSpec, bytes: &[u8]) -> String {
@@ -51,7 +50,7 @@ pub(crate) fn check_reserved(spec: &PluginSpec) -> Result<()> {
 pub(crate) async fn claim(db: &Db, plugins: Vec<(&PluginSpec, String)>) -> Result<()> {
     let claims: Vec<(String, String, bool)> =
         plugins.iter().map(|(spec, identity)| (spec.name.clone(), identity.clone(), spec.upgrade)).collect();
-    let outcomes = db.run(move |conn| identities::claim(conn, &claims)).await?;
+    let outcomes = db.claim_identities(claims).await?;
     for ((spec, identity), outcome) in plugins.into_iter().zip(outcomes) {
         if let Claim::Owned { identity: owner, recorded_at_ms } = outcome {
             return Err(Error::Load {

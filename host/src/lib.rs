@@ -33,7 +33,6 @@ mod cache;
 mod capabilities;
 pub mod checkpoints;
 pub mod config;
-mod db;
 pub mod embedded;
 mod engine;
 mod error;
@@ -50,6 +49,7 @@ mod prompt;
 #[doc(hidden)]
 pub mod reuse;
 mod sandbox;
+mod store;
 pub mod terminal;
 mod transaction;
 mod types;
@@ -58,8 +58,6 @@ mod warm;
 pub use capabilities::tokens::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
 pub use config::{Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec};
-pub use db::blobs::BlobEntry;
-pub use db::sessions::SessionRecord;
 pub use error::{Error, PluginFailure, Result};
 pub use hooks::PluginText;
 pub use host::{Host, MetadataEntry, StateEntry};
@@ -67,6 +65,9 @@ pub use inspect::{Inspection, inspect};
 pub use notepad::{Notepad, NotepadUsage, SANDBOX_TURN_ID};
 pub use plugin::{PluginSummary, WORLD};
 pub use prompt::{Prompt, RenderedPrompt};
+pub use store::location::{DATABASE_URL_ENV, redact as redact_database_url};
+pub use store::migrate::{MigrationReport, migrate};
+pub use store::{BlobEntry, Location, SessionRecord};
 pub use types::{
     ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,
     ToolOutput, ToolSpec, TurnContext,

@@ -11,9 +11,7 @@ use scratchpad_plugin_sdk as sdk;
 
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
-use crate::db::Db;
-use crate::db::state::{self, Commit};
-use crate::transaction::{ScopeToRead, read_turn};
+use crate::store::{Commit, Db, Location, ScopeToRead};
 use crate::{Encoding, Error, Result};
 
 /// One plugin's key-value scopes in the host's database, used the way the host uses them for a
@@ -31,10 +29,11 @@ pub struct ScopedStore {
 pub struct ScopeStorage(Scope);
 
 impl ScopedStore {
-    /// Opens the database at `path` (the schema the host uses) for the scopes of `plugin`, with
-    /// the host's default storage quota and key cap.
-    pub async fn open(path: &std::path::Path, plugin: &str) -> Result<Self> {
-        Ok(ScopedStore { db: Db::open(path).await?, plugin: plugin.to_owned(), limits: crate::Limits::default() })
+    /// Opens the database at `location` (the schema the host uses) for the scopes of `plugin`,
+    /// with the host's default storage quota and key cap.
+    pub async fn open(location: impl Into<Location>, plugin: &str) -> Result<Self> {
+        let db = Db::open(&location.into()).await?;
+        Ok(ScopedStore { db, plugin: plugin.to_owned(), limits: crate::Limits::default() })
     }
 
     /// Runs `f` over a snapshot of this plugin's scope in `session`, in turn `turn_id`, and
@@ -51,8 +50,7 @@ impl ScopedStore {
     ) -> Result<R> {
         for _ in 0..crate::transaction::MAX_ATTEMPTS {
             let plugins = vec![ScopeToRead { index: 0, plugin: self.plugin.clone() }];
-            let (probe, turn) = (session.to_owned(), turn_id.to_owned());
-            let mut read = self.db.run(move |conn| read_turn(conn, &probe, &turn, None, &plugins)).await?;
+            let mut read = self.db.begin(session, turn_id, None, plugins).await?;
             let (_, snapshot) = read.snapshots.pop().expect("one scope was read");
             let mut storage = ScopeStorage(Scope::new(snapshot, &self.limits));
             let (value, keep) = f(&mut storage);
@@ -60,9 +58,8 @@ impl ScopedStore {
             if writes.is_empty() || !keep {
                 return Ok(value);
             }
-            let (calls, probe, version) =
-                (vec![(self.plugin.clone(), writes, Vec::new())], session.to_owned(), read.head.version);
-            let outcome = self.db.run(move |conn| state::commit(conn, &probe, version, &calls)).await?;
+            let calls = vec![(self.plugin.clone(), writes, Vec::new())];
+            let outcome = self.db.commit(session, read.head.version, calls).await?;
             if outcome == Commit::Done {
                 return Ok(value);
             }

@@ -13,9 +13,9 @@ use crate::bindings::PluginPre;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::{CallState, PluginInfo};
 use crate::config::{Limits, PluginSource, PluginSpec};
-use crate::db::state::Snapshot;
 use crate::error::Error;
 use crate::sandbox::Sandbox;
+use crate::store::Snapshot;
 use crate::types::ToolSpec;
 use crate::warm::WarmPool;
 

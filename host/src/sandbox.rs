@@ -21,9 +21,9 @@ use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo, SessionScope};
-use crate::db::blobs::PendingBlob;
 use crate::engine::EpochTicker;
 use crate::error::{Error, PluginFailure};
+use crate::store::PendingBlob;
 use crate::types::ToolSpec;
 
 /// A boxed future borrowing the call's bindings and store.

@@ -17,20 +17,16 @@
 //! When a call fails, the effects of the calls before it are still committed (each call is
 //! atomic on its own) and the operation returns the failure.
 
-use rusqlite::{Connection, TransactionBehavior};
 use wasmtime::Store;
 
 use crate::bindings::{Plugin, wit};
 use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::{Scope, ScopeWrites};
 use crate::capabilities::{CallState, SessionScope};
-use crate::db::blobs::{self, PendingBlob};
-use crate::db::now_ms;
-use crate::db::sessions::{self, Head};
-use crate::db::state::{self, Commit, Snapshot};
 use crate::error::{Error, Result};
 use crate::host::{Host, check_id};
 use crate::sandbox::{CallFuture, CallOutput, check_value};
+use crate::store::{Commit, Head, PendingBlob, ScopeToRead, Snapshot, parse_guidance};
 use crate::types::{Injection, TurnContext};
 
 /// How often an operation is re-run when other processes keep committing to its session
@@ -88,8 +84,8 @@ macro_rules! transaction {
             let mut $tx = host.begin(turn, $involved).await?;
             let result = async { $body }.await;
             match host.finish($tx).await? {
-                $crate::db::state::Commit::Done => break result,
-                $crate::db::state::Commit::Conflict => {
+                $crate::store::Commit::Done => break result,
+                $crate::store::Commit::Conflict => {
                     attempt += 1;
                     if attempt == $crate::transaction::MAX_ATTEMPTS {
                         break Err($crate::transaction::conflict(&turn.session_id));
@@ -124,7 +120,7 @@ impl Host {
             Involved::One(i) => vec![scope(i)],
         };
         let (session, turn_id, tokens) = (turn.session_id.clone(), turn.turn_id.clone(), turn.tokens_used);
-        let read = self.inner.db.run(move |conn| read_turn(conn, &session, &turn_id, tokens, &names)).await?;
+        let read = self.inner.db.begin(&session, &turn_id, tokens, names).await?;
         let mut snapshots: Vec<Option<Snapshot>> = (0..self.inner.plugins.len()).map(|_| None).collect();
         for (i, snapshot) in read.snapshots {
             snapshots[i] = Some(snapshot);
@@ -160,12 +156,8 @@ impl Host {
                 writes.push((name, effect.writes, effect.blobs));
             }
         }
-        let outcome = if writes.is_empty() {
-            Commit::Done
-        } else {
-            let (id, version) = (session.clone(), head.version);
-            self.inner.db.run(move |conn| state::commit(conn, &id, version, &writes)).await?
-        };
+        let outcome =
+            if writes.is_empty() { Commit::Done } else { self.inner.db.commit(&session, head.version, writes).await? };
         if outcome == Commit::Done {
             self.inner.checkpoint_requests.lock().unwrap().extend(requests);
         }
@@ -177,7 +169,7 @@ impl Tx<'_> {
     /// The session's standing guidance (from `before-session-create`), decoded only by the
     /// hook that shows it.
     pub(crate) fn guidance(&self) -> Vec<Injection> {
-        sessions::parse_guidance(&self.head.guidance_json)
+        parse_guidance(&self.head.guidance_json)
     }
 
     /// Plugin `index`'s snapshot, for a caller that runs the plugin itself (see
@@ -227,51 +219,5 @@ impl Tx<'_> {
             self.effects.push((index, effects));
         }
         Ok(value)
-    }
-}
-
-/// One plugin scope an operation reads at its start.
-pub(crate) struct ScopeToRead {
-    /// The plugin's index in the host.
-    pub(crate) index: usize,
-    /// Its name.
-    pub(crate) plugin: String,
-}
-
-/// What an operation reads at its start.
-pub(crate) struct Read {
-    pub(crate) head: Head,
-    /// (plugin index, snapshot) of each involved plugin.
-    pub(crate) snapshots: Vec<(usize, Snapshot)>,
-}
-
-/// Enters `turn_id` and reads the session's head and each named plugin's snapshot in one
-/// read transaction (so all are of one version). A new turn id is counted first, in a write
-/// transaction of its own, which also collects expired observations (seed 004: at the start
-/// of every turn); the usual call, inside the current turn, writes nothing.
-pub(crate) fn read_turn(
-    conn: &mut Connection,
-    session: &str,
-    turn_id: &str,
-    tokens: Option<u64>,
-    plugins: &[ScopeToRead],
-) -> Result<Read> {
-    loop {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-        let head = sessions::head(&tx, session)?.ok_or_else(|| Error::SessionNotFound(session.into()))?;
-        if head.turn_id.as_deref() != Some(turn_id) {
-            drop(tx);
-            let (_, new) = sessions::start_turn(conn, session, turn_id, tokens)?;
-            if new {
-                blobs::gc(conn, None, now_ms() as u64)?;
-            }
-            continue;
-        }
-        let mut snapshots = Vec::with_capacity(plugins.len());
-        for scope in plugins {
-            snapshots.push((scope.index, state::read_scope(&tx, &scope.plugin, session)?));
-        }
-        tx.commit()?;
-        return Ok(Read { head, snapshots });
     }
 }

@@ -11,8 +11,7 @@ use wasmtime::component::Resource;
 use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry, Quota};
 use crate::capabilities::observation::{MAX_READ_BYTES, ObservationData, to_wit_kind};
 use crate::capabilities::{CallState, SessionScope};
-use crate::db::blobs::{self, BlobEntry, PendingBlob};
-use crate::db::now_ms;
+use crate::store::{BlobEntry, PendingBlob, now_ms};
 
 /// Most entries one call may store. A hook is handed one observation, so storing it more
 /// than a few times is never useful, and every entry is copied into the database after the
@@ -88,6 +87,10 @@ impl Host for CallState {
         if entry.turn_id.len() > MAX_LABEL_BYTES || entry.tool.len() > MAX_LABEL_BYTES {
             return Ok(Err(BlobError::Invalid(format!("turn-id and tool may have at most {MAX_LABEL_BYTES} bytes"))));
         }
+        // Text columns of PostgreSQL cannot hold NUL; refused on every backend alike.
+        if [&entry.summary, &entry.turn_id, &entry.tool].iter().any(|text| text.contains('\0')) {
+            return Ok(Err(BlobError::Invalid("summary, turn-id and tool must not contain NUL characters".into())));
+        }
         if self.pending_blobs.len() >= MAX_STORES_PER_CALL {
             return Ok(Err(BlobError::Invalid(format!(
                 "one call may store at most {MAX_STORES_PER_CALL} entries; this call already stored them"
@@ -96,7 +99,7 @@ impl Host for CallState {
         let facts = self.table.get(&content)?.0.clone();
         // The quota counts the session's live entries and this call's pending ones, so storing
         // one observation many times fills it like storing many.
-        let live = db.run(move |conn| blobs::live_usage(conn, &plugin, &session, now_ms() as u64)).await?;
+        let live = db.blob_usage(&plugin, &session, now_ms() as u64).await?;
         if live.entries + self.pending_blobs.len() as u64 >= MAX_LIVE_ENTRIES {
             return Ok(Err(BlobError::Invalid(format!(
                 "this plugin already keeps {} live entries in this session, the most it may; they expire with \
@@ -135,15 +138,14 @@ impl Host for CallState {
             return Ok(Some(to_wit(pending.entry(&self.plugin.name), now)));
         }
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(None) };
-        let entry = db.run(move |conn| blobs::stat(conn, &plugin, &session, &id)).await?;
+        let entry = db.blob_stat(&plugin, &session, &id).await?;
         Ok(entry.map(|e| to_wit(e, now)))
     }
 
     async fn list_turn(&mut self, turn_id: String) -> wasmtime::Result<Vec<Entry>> {
         let now = now_ms() as u64;
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(Vec::new()) };
-        let turn = turn_id.clone();
-        let mut entries = db.run(move |conn| blobs::list(conn, Some(&plugin), &session, Some(&turn))).await?;
+        let mut entries = db.blob_list(Some(&plugin), &session, Some(&turn_id)).await?;
         entries.extend(self.pending_blobs.iter().filter(|b| b.turn_id == turn_id).map(|b| b.entry(&self.plugin.name)));
         Ok(entries.into_iter().map(|e| to_wit(e, now)).collect())
     }
@@ -156,13 +158,12 @@ impl Host for CallState {
             return Ok(Err(BlobError::NotFound(format!("no entry `{id}`"))));
         };
         let len = len.min(MAX_READ_BYTES) as usize;
-        let probe = id.clone();
-        let bytes = db.run(move |conn| blobs::read(conn, &plugin, &session, &probe, offset, len)).await?;
+        let bytes = db.blob_read(&plugin, &session, &id, offset, len).await?;
         Ok(bytes.ok_or_else(|| BlobError::NotFound(format!("no entry `{id}`"))))
     }
 
     async fn gc(&mut self) -> wasmtime::Result<u32> {
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(0) };
-        Ok(db.run(move |conn| blobs::gc(conn, Some((&plugin, &session)), now_ms() as u64)).await?)
+        Ok(db.blob_gc(Some((&plugin, &session)), now_ms() as u64).await?)
     }
 }

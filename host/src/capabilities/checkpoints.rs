@@ -32,8 +32,7 @@ impl Host for CallState {
         let Some(scope) = &self.session else {
             return Ok(None);
         };
-        let (db, session) = (scope.db.clone(), scope.session.clone());
-        let latest = db.run(move |conn| crate::db::checkpoints::latest(conn, &session)).await?;
+        let latest = scope.db.latest_checkpoint(&scope.session).await?;
         Ok(latest.map(to_wit))
     }
 }

@@ -17,8 +17,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::config::Limits;
-use crate::db::Db;
-use crate::db::blobs::PendingBlob;
+use crate::store::{Db, PendingBlob};
 use storage::Scope;
 use tokens::Tokenizer;
 

@@ -11,7 +11,7 @@ use crate::bindings::scratchpad::plugin::metadata::MetadataError;
 use crate::bindings::scratchpad::plugin::storage::{Host, Quota, StorageError};
 use crate::capabilities::CallState;
 use crate::config::Limits;
-use crate::db::state::{Snapshot, Writes};
+use crate::store::{Snapshot, Writes};
 
 /// Longest key a plugin may use, in bytes.
 pub(crate) const MAX_KEY_BYTES: usize = 256;
@@ -237,6 +237,10 @@ fn check_key(key: &str) -> Result<(), String> {
     }
     if key.len() > MAX_KEY_BYTES {
         return Err(format!("key of {} bytes is longer than the {MAX_KEY_BYTES}-byte limit", key.len()));
+    }
+    // Text columns of PostgreSQL cannot hold NUL; refused on every backend alike.
+    if key.contains('\0') {
+        return Err("keys must not contain NUL characters".into());
     }
     Ok(())
 }

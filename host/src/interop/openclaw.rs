@@ -164,20 +164,7 @@ impl Host {
     }
 
     async fn record_counters(&self, id: &str, compactions: Option<i64>, tokens: Option<i64>) -> crate::Result<bool> {
-        let id = id.to_owned();
-        self.inner
-            .db
-            .run(move |conn| {
-                let changed = conn.execute(
-                    "UPDATE sessions SET compaction_count = COALESCE(?2, compaction_count),
-                                         total_tokens = COALESCE(?3, total_tokens)
-                     WHERE id = ?1 AND (compaction_count IS NOT COALESCE(?2, compaction_count)
-                                        OR total_tokens IS NOT COALESCE(?3, total_tokens))",
-                    rusqlite::params![id, compactions, tokens],
-                )?;
-                Ok(changed > 0)
-            })
-            .await
+        self.inner.db.record_counters(id, compactions, tokens).await
     }
 
     /// The scratchpad plugin's three spaces in `id`, read from its stored keys.
@@ -223,7 +210,7 @@ impl Host {
             Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", file.display())).into()),
         };
         let mut parent = parse(&file.display().to_string(), &existing).last_id;
-        let now = crate::db::now_ms();
+        let now = crate::store::now_ms();
         let mut records = Vec::new();
         let values = [
             (NOTES_KEY, json!(state.notes.unwrap_or_default())),
@@ -231,7 +218,7 @@ impl Host {
             (REFS_KEY, json!(state.refs.unwrap_or_default())),
         ];
         for (i, (key, data)) in values.into_iter().enumerate() {
-            let record_id = crate::db::record_id(now, &format!("{id}/{i}"));
+            let record_id = crate::store::record_id(now, &format!("{id}/{i}"));
             records.push(json!({
                 "type": "custom",
                 "customType": key,

@@ -42,7 +42,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn config(dir: &std::path::Path, cache: Option<std::path::PathBuf>) -> HostConfig {
-    HostConfig { database: dir.join("bench.db"), cache_dir: cache, ..HostConfig::default() }
+    HostConfig { database: dir.join("bench.db").into(), cache_dir: cache, ..HostConfig::default() }
 }
 
 /// A host on `dir`'s database with only the scratchpad plugin: the same one plugin the native

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use scratchpad_host::{Host, HostConfig, Observation, Origin, Placement, PluginSpec, ToolCall, TurnContext};
+use scratchpad_host::{
+    DATABASE_URL_ENV, Host, HostConfig, Location, Observation, Origin, Placement, PluginSpec, ToolCall, TurnContext,
+};
 use serde_json::json;
 
 use crate::output::print_json;
@@ -66,6 +68,39 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Migrate { from, to } => {
+            let target = match to {
+                Some(to) => Location::parse(&to),
+                None => host_config(&global)?.database,
+            };
+            let source = Location::parse(&from);
+            let report = scratchpad_host::migrate(&source, &target).await?;
+            if global.json {
+                print_json(
+                    &json!({ "ok": true, "from": source.to_string(), "to": target.to_string(), "report": report }),
+                );
+            } else {
+                println!("migrated {source} → {target}");
+                println!(
+                    "  sessions: {} ({} copied now, {} already there, {} of them changed in the target since)",
+                    report.sessions,
+                    report.copied,
+                    report.sessions - report.copied,
+                    report.changed_in_target
+                );
+                println!(
+                    "  storage keys: {}, metadata: {}, checkpoints: {}, observations: {} ({} bytes), identities: {}",
+                    report.state_keys,
+                    report.metadata_keys,
+                    report.checkpoints,
+                    report.observations,
+                    report.observation_bytes,
+                    report.identities
+                );
+                println!("  verified: every session read back from the target matches (sha256 {})", report.checksum);
+            }
+            Ok(())
+        }
         Command::Gc => {
             let removed = open(&global).await?.gc().await?;
             if global.json {
@@ -86,7 +121,9 @@ pub(crate) fn host_config(global: &Global) -> anyhow::Result<HostConfig> {
         None => HostConfig::default(),
     };
     if let Some(db) = &global.db {
-        config.database = db.clone();
+        config.database = Location::parse(db);
+    } else if let Some(url) = std::env::var(DATABASE_URL_ENV).ok().filter(|v| !v.is_empty()) {
+        config.database = Location::parse(&url);
     }
     config.plugins.extend(global.plugins.iter().map(PluginSpec::file));
     Ok(config)

@@ -13,14 +13,14 @@ const SYSTEM_PROMPT: &str = "You are a coding agent.";
 pub(crate) async fn run(global: &Global) -> anyhow::Result<()> {
     let mut config = host_config(global)?;
     let temporary = global.db.is_none() && global.config.is_none();
+    let file = std::env::temp_dir().join(format!("scratchpad-demo-{}.db", std::process::id()));
     if temporary {
-        config.database = std::env::temp_dir().join(format!("scratchpad-demo-{}.db", std::process::id()));
+        config.database = file.clone().into();
     }
-    let database = config.database.clone();
     let result = script(config).await;
     if temporary {
         for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", database.display()));
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
         }
     }
     result
@@ -28,7 +28,7 @@ pub(crate) async fn run(global: &Global) -> anyhow::Result<()> {
 
 async fn script(config: scratchpad_host::HostConfig) -> anyhow::Result<()> {
     let session = format!("demo-{}", std::process::id());
-    step(&format!("Opening a host on {} with the embedded plugins", config.database.display()));
+    step(&format!("Opening a host on {} with the embedded plugins", config.database));
     let host = Host::open(config.clone()).await?;
     for plugin in host.plugins() {
         let tools: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();

@@ -28,9 +28,10 @@ struct Cli {
 /// Options every subcommand takes.
 #[derive(Args, Clone)]
 struct Global {
-    /// SQLite database file [default: $XDG_DATA_HOME/scratchpad/scratchpad.db]
-    #[arg(long, global = true, value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// The database: a SQLite file, or a postgres:// URL for fleet mode [default:
+    /// $SCRATCHPAD_DATABASE_URL, else the config file's, else $XDG_DATA_HOME/scratchpad/scratchpad.db]
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    db: Option<String>,
     /// Host configuration file (TOML)
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -106,6 +107,15 @@ enum Command {
     },
     /// Remove expired offloaded observations now
     Gc,
+    /// Copy a store into the configured database (PostgreSQL, usually), verify it, safe to re-run
+    Migrate {
+        /// The store to copy: a SQLite file (or a postgres:// URL)
+        #[arg(long, value_name = "PATH|URL")]
+        from: String,
+        /// Where to copy it [default: the database --db, $SCRATCHPAD_DATABASE_URL or the config name]
+        #[arg(long, value_name = "PATH|URL")]
+        to: Option<String>,
+    },
     /// Import the scratchpad state of OpenClaw sessions (a session .jsonl, or a sessions directory)
     ImportOpenclaw {
         /// A session JSONL file, a directory of them (with sessions.json), or OpenClaw 2026.9's

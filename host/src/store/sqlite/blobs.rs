@@ -4,108 +4,41 @@
 use rusqlite::{Connection, MAIN_DB, OptionalExtension, Row, Transaction, params};
 
 use crate::Result;
-use crate::capabilities::observation::ObservationFacts;
-use crate::types::ContentKind;
-
-/// Bytes per stored chunk (see the schema's note on why content is chunked).
-const CHUNK: usize = 64 << 10;
-
-/// An entry written by a call, committed with the call's other writes.
-pub(crate) struct PendingBlob {
-    pub(crate) id: String,
-    pub(crate) turn_id: String,
-    pub(crate) step: u32,
-    pub(crate) tool: String,
-    pub(crate) summary: String,
-    pub(crate) created_at_ms: u64,
-    pub(crate) expires_at_ms: u64,
-    pub(crate) content: std::sync::Arc<ObservationFacts>,
-}
-
-/// A stored entry's description (without its content).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct BlobEntry {
-    /// 16 lowercase hex digits.
-    pub id: String,
-    /// The plugin that stored it.
-    pub plugin: String,
-    /// The turn it belongs to.
-    pub turn_id: String,
-    /// The step that produced it.
-    pub step: u32,
-    /// The tool that produced it.
-    pub tool: String,
-    /// Text or binary.
-    pub kind: ContentKind,
-    /// Content length in bytes.
-    pub size_bytes: u64,
-    /// Content length in characters (bytes for binary).
-    pub size_chars: u64,
-    /// Whether the content is pure ASCII.
-    pub ascii: bool,
-    /// SHA-256 of the content, lowercase hex.
-    pub sha256: String,
-    /// The summary shown to the model.
-    pub summary: String,
-    /// The observation's metadata (JSON object text).
-    pub metadata: String,
-    /// Creation time, Unix milliseconds.
-    pub created_at_ms: u64,
-    /// Expiry time, Unix milliseconds.
-    pub expires_at_ms: u64,
-}
-
-impl PendingBlob {
-    pub(crate) fn entry(&self, plugin: &str) -> BlobEntry {
-        BlobEntry {
-            id: self.id.clone(),
-            plugin: plugin.to_owned(),
-            turn_id: self.turn_id.clone(),
-            step: self.step,
-            tool: self.tool.clone(),
-            kind: self.content.kind,
-            size_bytes: self.content.bytes.len() as u64,
-            size_chars: self.content.size_chars,
-            ascii: self.content.ascii,
-            sha256: self.content.sha256().to_owned(),
-            summary: self.summary.clone(),
-            metadata: self.content.metadata.clone(),
-            created_at_ms: self.created_at_ms,
-            expires_at_ms: self.expires_at_ms,
-        }
-    }
-}
+use crate::store::{BlobEntry, CHUNK, LiveUsage, PendingBlob, kind_from, kind_tag};
 
 /// Inserts `blob` inside an open transaction, copying its content in chunks straight from
 /// the observation's bytes (no copy of the whole entry is made).
 pub(crate) fn insert(tx: &Transaction<'_>, plugin: &str, session: &str, blob: &PendingBlob) -> Result<()> {
-    let content = &blob.content;
-    let size = content.bytes.len();
+    insert_entry(tx, session, &blob.entry(plugin), &blob.content.bytes)
+}
+
+/// Inserts the entry `entry` of `session` with its `content`, inside an open transaction.
+pub(crate) fn insert_entry(tx: &Transaction<'_>, session: &str, entry: &BlobEntry, content: &[u8]) -> Result<()> {
     tx.execute(
         "INSERT INTO observations (id, plugin, session, turn_id, step_num, executor_name, content_kind,
                                    size_bytes, size_chars, ascii, sha256, summary, metadata, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
-            blob.id,
-            plugin,
+            entry.id,
+            entry.plugin,
             session,
-            blob.turn_id,
-            blob.step,
-            blob.tool,
-            kind_tag(content.kind),
-            size as i64,
-            content.size_chars as i64,
-            content.ascii,
-            content.sha256(),
-            blob.summary,
-            content.metadata,
-            blob.created_at_ms as f64 / 1000.0,
-            blob.expires_at_ms as f64 / 1000.0,
+            entry.turn_id,
+            entry.step,
+            entry.tool,
+            kind_tag(entry.kind),
+            content.len() as i64,
+            entry.size_chars as i64,
+            entry.ascii,
+            entry.sha256,
+            entry.summary,
+            entry.metadata,
+            entry.created_at_ms as f64 / 1000.0,
+            entry.expires_at_ms as f64 / 1000.0,
         ],
     )?;
     let mut insert = tx.prepare_cached("INSERT INTO observation_chunks (id, seq, data) VALUES (?1, ?2, ?3)")?;
-    for (seq, chunk) in content.bytes.chunks(CHUNK).enumerate() {
-        insert.execute(params![blob.id, seq as i64, chunk])?;
+    for (seq, chunk) in content.chunks(CHUNK).enumerate() {
+        insert.execute(params![entry.id, seq as i64, chunk])?;
     }
     Ok(())
 }
@@ -129,15 +62,6 @@ pub(crate) fn live_usage(conn: &Connection, plugin: &str, session: &str, now_ms:
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     Ok(LiveUsage { bytes: bytes as u64, entries: entries as u64 })
-}
-
-/// What a plugin's live (unexpired) entries in a session take.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LiveUsage {
-    /// Content bytes.
-    pub(crate) bytes: u64,
-    /// Entries.
-    pub(crate) entries: u64,
 }
 
 /// Entries of `plugin` in `session` (of one turn when `turn_id` is given), oldest first.
@@ -205,13 +129,6 @@ pub(crate) fn gc(conn: &Connection, scope: Option<(&str, &str)>, now_ms: u64) ->
     Ok(removed as u32)
 }
 
-fn kind_tag(kind: ContentKind) -> &'static str {
-    match kind {
-        ContentKind::Text => "text",
-        ContentKind::Binary => "binary",
-    }
-}
-
 fn read_entry(row: &Row<'_>) -> rusqlite::Result<BlobEntry> {
     let kind: String = row.get(5)?;
     let created: f64 = row.get(12)?;
@@ -222,7 +139,7 @@ fn read_entry(row: &Row<'_>) -> rusqlite::Result<BlobEntry> {
         turn_id: row.get(2)?,
         step: row.get::<_, Option<u32>>(3)?.unwrap_or(0),
         tool: row.get::<_, Option<String>>(4)?.unwrap_or_default(),
-        kind: if kind == "binary" { ContentKind::Binary } else { ContentKind::Text },
+        kind: kind_from(&kind),
         size_bytes: row.get::<_, i64>(6)? as u64,
         size_chars: row.get::<_, i64>(7)? as u64,
         ascii: row.get(8)?,

@@ -3,21 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::Result;
-use crate::db::now_ms;
-
-/// What the database says about a name a plugin is loaded under.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Claim {
-    /// The name was free, or already this component's: it is recorded as this component's.
-    Granted,
-    /// Another component owns the name's data.
-    Owned {
-        /// The recorded identity.
-        identity: String,
-        /// When it was recorded, Unix ms.
-        recorded_at_ms: i64,
-    },
-}
+use crate::store::{Claim, now_ms};
 
 /// For each `(name, identity, upgrade)`, records `identity` as the owner of `name` when the
 /// name is free (or `upgrade` says the component replaces the recorded one), in one
@@ -51,4 +37,24 @@ pub(crate) fn claim(conn: &mut Connection, claims: &[(String, String, bool)]) ->
         tx.commit()?;
     }
     Ok(outcomes)
+}
+
+/// Every recorded identity, as (name, identity, recorded at), by name.
+pub(crate) fn list(conn: &Connection) -> Result<Vec<(String, String, i64)>> {
+    let mut stmt = conn.prepare("SELECT name, identity, recorded_at FROM plugin_identities ORDER BY name")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// Records identities copied from another store; a name already recorded keeps its owner.
+pub(crate) fn import(conn: &mut Connection, identities: &[(String, String, i64)]) -> Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for (name, identity, recorded_at) in identities {
+        tx.execute(
+            "INSERT INTO plugin_identities (name, identity, recorded_at) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING",
+            params![name, identity, recorded_at],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
 }

@@ -15,27 +15,24 @@ pub(crate) fn insert(conn: &mut Connection, request: &SummaryRequest, summary: &
             |r| r.get(0),
         )
         .optional()?;
-    let now = super::now_ms();
+    let now = crate::store::now_ms();
     let salt = format!("{}/{}/{}", request.session_id, request.turn_id, request.plugin);
-    let mut id = super::record_id(now, &salt);
+    let mut id = crate::store::record_id(now, &salt);
     let mut taken = tx.prepare_cached("SELECT 1 FROM checkpoints WHERE id = ?1")?;
     while taken.exists([&id])? {
-        id = super::record_id(now, &salt);
+        id = crate::store::record_id(now, &salt);
     }
     drop(taken);
-    let checkpoint = Checkpoint {
-        id,
-        parent_id,
-        session_id: request.session_id.clone(),
-        plugin: request.plugin.clone(),
-        turn_id: request.turn_id.clone(),
-        created_at_ms: now as u64,
-        trigger: request.trigger,
-        tokens_at_checkpoint: request.tokens,
-        message_count_at_checkpoint: request.message_count,
-        checkpoint: summary.clone(),
-    };
+    let checkpoint = crate::store::new_checkpoint(request, summary, id, parent_id, now);
+    insert_record(&tx, &checkpoint)?;
+    tx.commit()?;
+    Ok(checkpoint)
+}
+
+/// Inserts `checkpoint` as it is (its id, parent and time), inside an open transaction.
+pub(crate) fn insert_record(tx: &rusqlite::Transaction<'_>, checkpoint: &Checkpoint) -> Result<()> {
     let json = |v: &Vec<String>| serde_json::to_string(v).expect("strings serialize");
+    let summary = &checkpoint.checkpoint;
     tx.execute(
         "INSERT INTO checkpoints (id, session, plugin, parent_id, turn_id, created_at, trigger,
              tokens_at_checkpoint, message_count_at_checkpoint, summary, topics, key_decisions, open_questions)
@@ -46,7 +43,7 @@ pub(crate) fn insert(conn: &mut Connection, request: &SummaryRequest, summary: &
             checkpoint.plugin,
             checkpoint.parent_id,
             checkpoint.turn_id,
-            now,
+            checkpoint.created_at_ms as i64,
             serde_json::to_string(&checkpoint.trigger).expect("a trigger serializes"),
             checkpoint.tokens_at_checkpoint as i64,
             checkpoint.message_count_at_checkpoint,
@@ -56,8 +53,7 @@ pub(crate) fn insert(conn: &mut Connection, request: &SummaryRequest, summary: &
             json(&summary.open_questions),
         ],
     )?;
-    tx.commit()?;
-    Ok(checkpoint)
+    Ok(())
 }
 
 /// Every checkpoint of `session`, oldest first.

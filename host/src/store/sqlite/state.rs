@@ -1,24 +1,42 @@
 //! Plugin state: the key-value scope of one plugin in one session.
 
-use std::collections::BTreeMap;
-
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::blobs::PendingBlob;
+use super::{blobs, sessions};
 use crate::capabilities::storage::ScopeWrites;
+use crate::store::{Commit, PluginWrites, Read, ScopeToRead, Snapshot, Writes, now_ms};
 use crate::{Error, Result};
 
-/// A call's pending writes: `Some(value)` sets, `None` deletes.
-pub(crate) type Writes = BTreeMap<String, Option<Vec<u8>>>;
-
-/// A consistent read of one scope (the session's version it was read at is the operation's).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Snapshot {
-    /// The plugin's storage keys.
-    pub(crate) entries: BTreeMap<String, Vec<u8>>,
-    /// The metadata the plugin published.
-    pub(crate) metadata: BTreeMap<String, Vec<u8>>,
+/// Enters `turn_id` and reads the session's head and each named plugin's snapshot in one
+/// read transaction (so all are of one version). A new turn id is counted first, in a write
+/// transaction of its own, which also collects expired observations (seed 004: at the start
+/// of every turn); the usual call, inside the current turn, writes nothing.
+pub(crate) fn begin(
+    conn: &mut Connection,
+    session: &str,
+    turn_id: &str,
+    tokens: Option<u64>,
+    plugins: &[ScopeToRead],
+) -> Result<Read> {
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let head = sessions::head(&tx, session)?.ok_or_else(|| Error::SessionNotFound(session.into()))?;
+        if head.turn_id.as_deref() != Some(turn_id) {
+            drop(tx);
+            let (_, new) = sessions::start_turn(conn, session, turn_id, tokens)?;
+            if new {
+                blobs::gc(conn, None, now_ms() as u64)?;
+            }
+            continue;
+        }
+        let mut snapshots = Vec::with_capacity(plugins.len());
+        for scope in plugins {
+            snapshots.push((scope.index, read_scope(&tx, &scope.plugin, session)?));
+        }
+        tx.commit()?;
+        return Ok(Read { head, snapshots });
+    }
 }
 
 /// Reads the scope of `plugin` in `session` (storage and metadata, in one statement) inside an
@@ -45,18 +63,6 @@ fn bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Vec<u8>> {
     }
 }
 
-/// Whether a commit went through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Commit {
-    /// The writes are durable.
-    Done,
-    /// Another call committed to the session since the snapshot; nothing was written.
-    Conflict,
-}
-
-/// One plugin call's effects to commit: the plugin, its writes and its new blob entries.
-pub(crate) type PluginWrites = (String, ScopeWrites, Vec<PendingBlob>);
-
 /// Commits the effects of one operation's calls if the session is still at
 /// `expected_version`, in one transaction that bumps the version once.
 pub(crate) fn commit(
@@ -76,13 +82,10 @@ pub(crate) fn commit(
     for (plugin, writes, blobs) in calls {
         apply(&tx, plugin, session, writes)?;
         for blob in blobs {
-            super::blobs::insert(&tx, plugin, session, blob)?;
+            blobs::insert(&tx, plugin, session, blob)?;
         }
     }
-    tx.execute(
-        "UPDATE sessions SET version = version + 1, updated_at = ?2 WHERE id = ?1",
-        params![session, super::now_ms()],
-    )?;
+    tx.execute("UPDATE sessions SET version = version + 1, updated_at = ?2 WHERE id = ?1", params![session, now_ms()])?;
     tx.commit()?;
     Ok(Commit::Done)
 }

@@ -2,44 +2,11 @@
 //! the host's turn counter.
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
-use serde::{Deserialize, Serialize};
 
 use super::state;
-use crate::capabilities::storage::ScopeWrites;
+use crate::store::{Head, PluginInit, SessionRecord, origin_from, origin_tag, parse_guidance};
 use crate::types::{Injection, Origin};
 use crate::{Error, Result};
-
-/// A session as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionRecord {
-    /// The session's id.
-    pub id: String,
-    /// How it was created.
-    pub origin: Origin,
-    /// Creation time, Unix milliseconds.
-    pub created_at: i64,
-    /// Time of the last committed plugin write, Unix milliseconds.
-    pub updated_at: i64,
-    /// The runtime's id of the current turn, once a turn has started.
-    pub turn_id: Option<String>,
-    /// 0-based index of the current turn; -1 before the first turn.
-    pub turn_index: i64,
-    /// Standing guidance from every plugin's `before-session-create`.
-    pub guidance: Vec<Injection>,
-    /// Compactions recorded for the session.
-    pub compaction_count: i64,
-    /// The runtime's last reported token total, when known.
-    pub total_tokens: Option<i64>,
-}
-
-/// What a plugin contributes to a new session.
-pub(crate) struct PluginInit {
-    pub(crate) plugin: String,
-    /// Copy the parent's state of this plugin first.
-    pub(crate) inherit: bool,
-    /// The hook's own writes, applied on top of any copy.
-    pub(crate) writes: ScopeWrites,
-}
 
 /// Creates the session and every plugin's initial state atomically.
 pub(crate) fn create(
@@ -62,7 +29,7 @@ pub(crate) fn create(
             return Err(Error::SessionNotFound(parent.to_owned()));
         }
     }
-    let now = super::now_ms();
+    let now = crate::store::now_ms();
     tx.execute(
         "INSERT INTO sessions (id, parent, origin, created_at, updated_at, guidance)
          VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
@@ -95,16 +62,6 @@ pub(crate) fn list(conn: &Connection) -> Result<Vec<SessionRecord>> {
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// What an operation reads of its session's row: the current turn, the version (for the
-/// optimistic commit) and the standing guidance, still as its JSON text.
-#[derive(Debug, Clone)]
-pub(crate) struct Head {
-    pub(crate) turn_id: Option<String>,
-    pub(crate) turn_index: i64,
-    pub(crate) version: i64,
-    pub(crate) guidance_json: String,
-}
-
 /// The head of session `id`, in the caller's transaction.
 pub(crate) fn head(conn: &Connection, id: &str) -> Result<Option<Head>> {
     let mut stmt = conn.prepare_cached("SELECT turn_id, turn_index, version, guidance FROM sessions WHERE id = ?1")?;
@@ -135,23 +92,13 @@ pub(crate) fn start_turn(conn: &mut Connection, id: &str, turn_id: &str, tokens:
     Ok((next as u32, true))
 }
 
-/// The standing guidance stored as JSON text.
-pub(crate) fn parse_guidance(json: &str) -> Vec<Injection> {
-    serde_json::from_str(json).unwrap_or_default()
-}
-
 const SELECT: &str = "SELECT id, parent, origin, created_at, updated_at, turn_id, turn_index, guidance, \
                       compaction_count, total_tokens";
 
 fn read_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let parent: Option<String> = row.get(1)?;
     let tag: String = row.get(2)?;
-    let origin = match (tag.as_str(), parent) {
-        ("fork", Some(parent)) => Origin::Fork { parent },
-        ("spawn", Some(parent)) => Origin::Spawn { parent, copy: false },
-        ("spawn-copy", Some(parent)) => Origin::Spawn { parent, copy: true },
-        _ => Origin::New,
-    };
+    let origin = origin_from(&tag, parent);
     let guidance: String = row.get(7)?;
     Ok(SessionRecord {
         id: row.get(0)?,
@@ -166,11 +113,25 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     })
 }
 
-fn origin_tag(origin: &Origin) -> &'static str {
-    match origin {
-        Origin::New => "new",
-        Origin::Spawn { copy: false, .. } => "spawn",
-        Origin::Spawn { copy: true, .. } => "spawn-copy",
-        Origin::Fork { .. } => "fork",
-    }
+/// Counts one more compaction of session `id`.
+pub(crate) fn record_compaction(conn: &Connection, id: &str) -> Result<()> {
+    conn.execute("UPDATE sessions SET compaction_count = compaction_count + 1 WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+/// Sets the compaction count and token total where given; returns whether either changed.
+pub(crate) fn record_counters(
+    conn: &Connection,
+    id: &str,
+    compactions: Option<i64>,
+    tokens: Option<i64>,
+) -> Result<bool> {
+    let changed = conn.execute(
+        "UPDATE sessions SET compaction_count = COALESCE(?2, compaction_count),
+                             total_tokens = COALESCE(?3, total_tokens)
+         WHERE id = ?1 AND (compaction_count IS NOT COALESCE(?2, compaction_count)
+                            OR total_tokens IS NOT COALESCE(?3, total_tokens))",
+        params![id, compactions, tokens],
+    )?;
+    Ok(changed > 0)
 }

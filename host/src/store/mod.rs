@@ -1,0 +1,170 @@
+//! The storage contract: everything the host keeps (sessions, each operation's snapshot and
+//! its version-checked commit, plugin state and metadata, the blob store, checkpoints, turn
+//! bookkeeping, expiry, plugin identities, schema migrations) behind one async trait,
+//! [`Backend`], with two implementations:
+//!
+//! - [`sqlite`]: one WAL file, the embedded default (rusqlite on tokio's blocking pool);
+//! - [`postgres`]: fleet mode, many host processes on one PostgreSQL server (tokio-postgres
+//!   with a deadpool pool).
+//!
+//! Concurrency control is the same on both: optimistic and per session. An operation reads a
+//! consistent snapshot of its session (one trip), runs the plugins without holding any lock,
+//! and commits its writes only if the session's version is unchanged (one trip); if another
+//! process committed to the session meanwhile, the caller re-runs the operation on a fresh
+//! snapshot (see `crate::transaction`). No behaviour of the host depends on which backend
+//! runs: `tests/tests/storage_conformance.rs` runs one suite against both.
+
+pub(crate) mod location;
+pub(crate) mod migrate;
+pub(crate) mod postgres;
+pub(crate) mod records;
+pub(crate) mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use location::Location;
+pub(crate) use records::*;
+pub use records::{BlobEntry, SessionRecord};
+
+use crate::Result;
+use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{Injection, Origin};
+
+/// What a storage backend does for the host. Every method is one unit of work on the
+/// database: atomic, and either done whole or not at all.
+#[async_trait]
+pub(crate) trait Backend: Send + Sync + 'static {
+    // Sessions.
+
+    /// Creates session `id` with its standing guidance and every plugin's initial state (the
+    /// parent's state copied first where asked) atomically. A taken id is
+    /// [`Error::SessionExists`](crate::Error::SessionExists); a missing parent,
+    /// [`Error::SessionNotFound`](crate::Error::SessionNotFound).
+    async fn create_session(
+        &self,
+        id: &str,
+        origin: &Origin,
+        guidance: &[Injection],
+        inits: Vec<PluginInit>,
+    ) -> Result<()>;
+    /// Whether session `id` exists.
+    async fn session_exists(&self, id: &str) -> Result<bool>;
+    /// Session `id`, if it exists.
+    async fn session(&self, id: &str) -> Result<Option<SessionRecord>>;
+    /// Every session, oldest first.
+    async fn sessions(&self) -> Result<Vec<SessionRecord>>;
+    /// Counts one more compaction of session `id`.
+    async fn record_compaction(&self, id: &str) -> Result<()>;
+    /// Sets the compaction count and token total of session `id` where given; returns whether
+    /// either changed.
+    async fn record_counters(&self, id: &str, compactions: Option<i64>, tokens: Option<i64>) -> Result<bool>;
+
+    // An operation's two trips.
+
+    /// Enters `turn_id` in `session` (a new turn id is counted, with the runtime's token
+    /// figure, and expired observations are collected) and reads the session's head and each
+    /// named plugin's scope, all at one session version.
+    async fn begin(&self, session: &str, turn_id: &str, tokens: Option<u64>, plugins: Vec<ScopeToRead>)
+    -> Result<Read>;
+    /// Commits the effects of one operation's calls if `session` is still at
+    /// `expected_version`, bumping the version once; otherwise writes nothing.
+    async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit>;
+
+    // Reads for the embedder.
+
+    /// Every stored pair of a session, as (plugin, key, value), ordered.
+    async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>>;
+    /// Every metadata pair of a session, as (plugin, key, JSON text), ordered.
+    async fn metadata(&self, session: &str) -> Result<Vec<(String, String, String)>>;
+
+    // The blob store.
+
+    /// The entry `id` of `plugin` in `session`.
+    async fn blob_stat(&self, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>>;
+    /// What `plugin`'s entries in `session` unexpired at `now_ms` take.
+    async fn blob_usage(&self, plugin: &str, session: &str, now_ms: u64) -> Result<LiveUsage>;
+    /// Entries in `session` (of one plugin and one turn when given), oldest first.
+    async fn blob_list(&self, plugin: Option<&str>, session: &str, turn_id: Option<&str>) -> Result<Vec<BlobEntry>>;
+    /// Up to `len` bytes of an entry from `offset`, reading only the chunks that hold them.
+    async fn blob_read(
+        &self,
+        plugin: &str,
+        session: &str,
+        id: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>>;
+    /// Removes entries expired at `now_ms` (of one plugin and session when given); returns
+    /// how many. Idempotent: several processes may run it at once.
+    async fn blob_gc(&self, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32>;
+
+    // Checkpoints.
+
+    /// Stores `summary` as the newest checkpoint of the request's session, linked to the
+    /// previous one, under a fresh unique id.
+    async fn checkpoint_insert(&self, request: &SummaryRequest, summary: &Summary) -> Result<Checkpoint>;
+    /// Every checkpoint of `session`, oldest first.
+    async fn checkpoints(&self, session: &str) -> Result<Vec<Checkpoint>>;
+    /// The newest checkpoint of `session`.
+    async fn latest_checkpoint(&self, session: &str) -> Result<Option<Checkpoint>>;
+
+    // Plugin identities.
+
+    /// For each `(name, identity, upgrade)`, records `identity` as the owner of `name` when the
+    /// name is free (or `upgrade` says so), all in one transaction; nothing is recorded when
+    /// any claim is refused.
+    async fn claim_identities(&self, claims: Vec<(String, String, bool)>) -> Result<Vec<Claim>>;
+
+    // Moving a store (`scratchpad migrate`).
+
+    /// Everything stored about session `id`, for copying it into another store.
+    async fn export_session(&self, id: &str) -> Result<Option<SessionExport>>;
+    /// Stores an exported session unless it is already present; returns whether it was written.
+    async fn import_session(&self, session: SessionExport) -> Result<bool>;
+    /// Every recorded plugin identity, as (name, identity, recorded at unix ms).
+    async fn identities(&self) -> Result<Vec<(String, String, i64)>>;
+    /// Records identities copied from another store, keeping any already recorded here.
+    async fn import_identities(&self, identities: Vec<(String, String, i64)>) -> Result<()>;
+}
+
+/// A handle to the host's database, whichever backend runs it; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Db(Arc<dyn Backend>);
+
+impl Db {
+    /// Opens (creating if needed) the database at `location` and brings its schema up to date.
+    pub(crate) async fn open(location: &Location) -> Result<Db> {
+        Ok(match location {
+            Location::Sqlite(path) => Db(Arc::new(sqlite::Sqlite::open(path).await?)),
+            Location::Postgres(url) => Db(Arc::new(postgres::Postgres::open(url).await?)),
+        })
+    }
+}
+
+impl std::ops::Deref for Db {
+    type Target = dyn Backend;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// A record id in seed 002's format, `{unix_ms}_{4 hex}`: the time, and four hex digits of a
+/// hash of `salt`, this process and a per-process sequence number, so ids made in the same
+/// millisecond differ (four hex digits can still collide: a caller storing ids under a unique
+/// key asks again until it has a free one).
+pub(crate) fn record_id(now_ms: i64, salt: &str) -> String {
+    use sha2::{Digest, Sha256};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    let digest = Sha256::digest(format!("{salt}/{now_ms}/{}/{sequence}", std::process::id()));
+    format!("{now_ms}_{:02x}{:02x}", digest[0], digest[1])
+}

@@ -1,0 +1,216 @@
+//! Fleet mode: the host's data on a PostgreSQL server, shared by any number of host
+//! processes on any number of machines.
+//!
+//! tokio-postgres with a deadpool pool: the client is async and pipelines on one connection,
+//! so database work never takes a blocking thread; deadpool is a small, widely used pool that
+//! caches each connection's prepared statements (`prepare_cached`), so a hot statement costs
+//! one round trip, not a parse and a trip. TLS is not linked in: reach the server over a
+//! trusted network, a Unix socket, or a local TLS proxy.
+//!
+//! Every promise the SQLite backend keeps holds across machines here (see the module docs of
+//! each part): an operation reads its session in one statement (one snapshot) and commits in
+//! one statement that checks and bumps the session's version, so calls are atomic and no
+//! update is lost; blob entries are written in the same transaction as that check; checkpoint
+//! ids are unique by key; garbage collection and migrations are serialized by advisory locks.
+
+mod blobs;
+mod export;
+mod operation;
+mod records;
+mod schema;
+mod sessions;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+use super::location::redact;
+use super::{Backend, Claim, Commit, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{Injection, Origin};
+use crate::{BlobEntry, Error, Result, SessionRecord};
+
+/// Connections each host process keeps at most.
+const POOL_SIZE: usize = 16;
+/// How long a new connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an operation waits for a free connection.
+const WAIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A pool of connections to one PostgreSQL database.
+pub(crate) struct Postgres {
+    pool: Pool,
+    /// The URL without its password, for messages.
+    shown: String,
+}
+
+impl Postgres {
+    /// Connects to the server at `url` and brings the schema up to date.
+    pub(crate) async fn open(url: &str) -> Result<Postgres> {
+        let shown = redact(url);
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| Error::invalid("database URL", format!("`{shown}` is not a PostgreSQL URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("scratchpad");
+        }
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .wait_timeout(Some(WAIT_TIMEOUT))
+            .build()
+            .map_err(|e| anyhow::anyhow!("building the connection pool for {shown}: {e}"))?;
+        let db = Postgres { pool, shown };
+        let mut client = db.client().await?;
+        schema::migrate(&mut client)
+            .await
+            .map_err(|e| anyhow::anyhow!("bringing the schema of {} up to date: {e:#}", db.shown))?;
+        Ok(db)
+    }
+
+    /// A pooled connection; an unreachable server is an error naming it and what to check.
+    async fn client(&self) -> Result<Object> {
+        self.pool.get().await.map_err(|e| {
+            let cause = match e {
+                deadpool_postgres::PoolError::Backend(e) => match (e.as_db_error(), std::error::Error::source(&e)) {
+                    (Some(db), _) => db.message().to_owned(),
+                    (None, Some(source)) => format!("{e}: {source}"),
+                    (None, None) => e.to_string(),
+                },
+                other => other.to_string(),
+            };
+            Error::Other(anyhow::anyhow!(
+                "cannot connect to the PostgreSQL server at {}: {cause}. Check that the server is running and \
+                 accepts connections at that host and port, and the URL's user, password and database",
+                self.shown
+            ))
+        })
+    }
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(error: tokio_postgres::Error) -> Self {
+        Error::Other(anyhow::Error::new(error).context("database error"))
+    }
+}
+
+#[async_trait]
+impl Backend for Postgres {
+    async fn create_session(
+        &self,
+        id: &str,
+        origin: &Origin,
+        guidance: &[Injection],
+        inits: Vec<PluginInit>,
+    ) -> Result<()> {
+        sessions::create(&mut self.client().await?, id, origin, guidance, &inits).await
+    }
+
+    async fn session_exists(&self, id: &str) -> Result<bool> {
+        sessions::exists(&self.client().await?, id).await
+    }
+
+    async fn session(&self, id: &str) -> Result<Option<SessionRecord>> {
+        sessions::get(&self.client().await?, id).await
+    }
+
+    async fn sessions(&self) -> Result<Vec<SessionRecord>> {
+        sessions::list(&self.client().await?).await
+    }
+
+    async fn record_compaction(&self, id: &str) -> Result<()> {
+        sessions::record_compaction(&self.client().await?, id).await
+    }
+
+    async fn record_counters(&self, id: &str, compactions: Option<i64>, tokens: Option<i64>) -> Result<bool> {
+        sessions::record_counters(&self.client().await?, id, compactions, tokens).await
+    }
+
+    async fn begin(
+        &self,
+        session: &str,
+        turn_id: &str,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<Read> {
+        operation::begin(&mut self.client().await?, session, turn_id, tokens, &plugins).await
+    }
+
+    async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {
+        operation::commit(&mut self.client().await?, session, expected_version, &calls).await
+    }
+
+    async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
+        records::state(&self.client().await?, session).await
+    }
+
+    async fn metadata(&self, session: &str) -> Result<Vec<(String, String, String)>> {
+        records::metadata(&self.client().await?, session).await
+    }
+
+    async fn blob_stat(&self, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>> {
+        blobs::stat(&self.client().await?, plugin, session, id).await
+    }
+
+    async fn blob_usage(&self, plugin: &str, session: &str, now_ms: u64) -> Result<LiveUsage> {
+        blobs::live_usage(&self.client().await?, plugin, session, now_ms).await
+    }
+
+    async fn blob_list(&self, plugin: Option<&str>, session: &str, turn_id: Option<&str>) -> Result<Vec<BlobEntry>> {
+        blobs::list(&self.client().await?, plugin, session, turn_id).await
+    }
+
+    async fn blob_read(
+        &self,
+        plugin: &str,
+        session: &str,
+        id: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        blobs::read(&self.client().await?, plugin, session, id, offset, len).await
+    }
+
+    async fn blob_gc(&self, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
+        blobs::gc(&mut self.client().await?, scope, now_ms, true).await
+    }
+
+    async fn checkpoint_insert(&self, request: &SummaryRequest, summary: &Summary) -> Result<Checkpoint> {
+        records::insert_checkpoint(&mut self.client().await?, request, summary).await
+    }
+
+    async fn checkpoints(&self, session: &str) -> Result<Vec<Checkpoint>> {
+        records::checkpoints(&self.client().await?, session, false).await
+    }
+
+    async fn latest_checkpoint(&self, session: &str) -> Result<Option<Checkpoint>> {
+        Ok(records::checkpoints(&self.client().await?, session, true).await?.pop())
+    }
+
+    async fn claim_identities(&self, claims: Vec<(String, String, bool)>) -> Result<Vec<Claim>> {
+        records::claim(&mut self.client().await?, &claims).await
+    }
+
+    async fn export_session(&self, id: &str) -> Result<Option<SessionExport>> {
+        export::session(&mut self.client().await?, id).await
+    }
+
+    async fn import_session(&self, session: SessionExport) -> Result<bool> {
+        export::import(&mut self.client().await?, &session).await
+    }
+
+    async fn identities(&self) -> Result<Vec<(String, String, i64)>> {
+        records::identities(&self.client().await?).await
+    }
+
+    async fn import_identities(&self, identities: Vec<(String, String, i64)>) -> Result<()> {
+        records::import_identities(&mut self.client().await?, &identities).await
+    }
+}

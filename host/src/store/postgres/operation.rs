@@ -1,0 +1,216 @@
+//! An operation's two trips on PostgreSQL (see `crate::transaction`): one statement reads the
+//! session's head and every involved scope, one statement commits.
+//!
+//! A single statement sees one snapshot, so the begin needs no transaction. The commit is one
+//! statement too: a data-modifying CTE bumps the session's version only if it still is the
+//! version read at the begin (under READ COMMITTED, an UPDATE that waited for a concurrent
+//! commit re-checks its condition on the new row, so exactly one of two racing commits wins)
+//! and every write is applied only when that row was updated. An operation that stored blob
+//! entries wraps the same statement in a transaction with the entries' rows and chunks.
+
+use std::collections::BTreeMap;
+
+use deadpool_postgres::{GenericClient, Object};
+
+use super::{blobs, sessions};
+use crate::capabilities::storage::ScopeWrites;
+use crate::store::{Commit, PluginWrites, Read, ScopeToRead, Snapshot, now_ms};
+use crate::{Error, Result};
+
+/// The head row (`space` -1) and every storage (0) and metadata (1) key of the named plugins.
+const BEGIN: &str = "
+    SELECT -1 AS space, NULL::text AS plugin, NULL::text AS key, NULL::bytea AS value,
+           turn_id, turn_index, version, guidance FROM sessions WHERE id = $1
+    UNION ALL
+    SELECT 0, plugin, key, value, NULL, NULL, NULL, NULL FROM plugin_state
+     WHERE session = $1 AND plugin = ANY($2)
+    UNION ALL
+    SELECT 1, plugin, key, convert_to(value, 'UTF8'), NULL, NULL, NULL, NULL FROM plugin_metadata
+     WHERE session = $1 AND plugin = ANY($2)";
+
+/// Enters a new turn: the next index after the stored one, unless another process got there.
+const START_TURN: &str = "
+    UPDATE sessions SET turn_id = $2, turn_index = turn_index + 1, total_tokens = COALESCE($3, total_tokens)
+     WHERE id = $1 AND turn_id IS DISTINCT FROM $2";
+
+/// The version-checked commit: $1 session, $2 expected version, $3 the version's increment,
+/// $4 now; then (plugin, key, value) arrays of storage sets, (plugin, key) of storage deletes,
+/// and the same two for metadata. Returns whether the version matched and whether the session
+/// exists.
+const COMMIT: &str = "
+    WITH head AS (
+        UPDATE sessions SET version = version + $3, updated_at = $4 WHERE id = $1 AND version = $2 RETURNING id
+    ), set_state AS (
+        INSERT INTO plugin_state (session, plugin, key, value)
+        SELECT $1, w.plugin, w.key, w.value FROM unnest($5::text[], $6::text[], $7::bytea[]) AS w(plugin, key, value)
+         WHERE EXISTS (SELECT 1 FROM head)
+        ON CONFLICT (session, plugin, key) DO UPDATE SET value = excluded.value
+        RETURNING 1
+    ), delete_state AS (
+        DELETE FROM plugin_state s USING unnest($8::text[], $9::text[]) AS d(plugin, key)
+         WHERE EXISTS (SELECT 1 FROM head) AND s.session = $1 AND s.plugin = d.plugin AND s.key = d.key
+        RETURNING 1
+    ), set_metadata AS (
+        INSERT INTO plugin_metadata (session, plugin, key, value)
+        SELECT $1, w.plugin, w.key, w.value FROM unnest($10::text[], $11::text[], $12::text[]) AS w(plugin, key, value)
+         WHERE EXISTS (SELECT 1 FROM head)
+        ON CONFLICT (session, plugin, key) DO UPDATE SET value = excluded.value
+        RETURNING 1
+    ), delete_metadata AS (
+        DELETE FROM plugin_metadata s USING unnest($13::text[], $14::text[]) AS d(plugin, key)
+         WHERE EXISTS (SELECT 1 FROM head) AND s.session = $1 AND s.plugin = d.plugin AND s.key = d.key
+        RETURNING 1
+    )
+    SELECT EXISTS (SELECT 1 FROM head),
+           EXISTS (SELECT 1 FROM sessions WHERE id = $1),
+           (SELECT count(*) FROM set_state) + (SELECT count(*) FROM delete_state)
+         + (SELECT count(*) FROM set_metadata) + (SELECT count(*) FROM delete_metadata)";
+
+/// Enters `turn_id` and reads the head and the scopes of `plugins` at one version: one trip
+/// inside the current turn.
+pub(super) async fn begin(
+    client: &mut Object,
+    session: &str,
+    turn_id: &str,
+    tokens: Option<u64>,
+    plugins: &[ScopeToRead],
+) -> Result<Read> {
+    let names: Vec<&str> = plugins.iter().map(|p| p.plugin.as_str()).collect();
+    let begin = client.prepare_cached(BEGIN).await?;
+    loop {
+        let rows = client.query(&begin, &[&session, &names]).await?;
+        let mut head = None;
+        let mut scopes: BTreeMap<&str, Snapshot> = BTreeMap::new();
+        for row in &rows {
+            let space: i32 = row.get(0);
+            if space < 0 {
+                head = Some(sessions::read_head(row, 4));
+                continue;
+            }
+            let plugin: &str = row.get(1);
+            let Some(&name) = names.iter().find(|n| **n == plugin) else { continue };
+            let snapshot = scopes.entry(name).or_default();
+            let space = if space == 0 { &mut snapshot.entries } else { &mut snapshot.metadata };
+            space.insert(row.get(2), row.get(3));
+        }
+        let head = head.ok_or_else(|| Error::SessionNotFound(session.to_owned()))?;
+        if head.turn_id.as_deref() != Some(turn_id) {
+            let tokens = tokens.map(|t| t.min(i64::MAX as u64) as i64);
+            let started = client.execute(START_TURN, &[&session, &turn_id, &tokens]).await?;
+            if started > 0 {
+                // Seed 004: expired observations go at the start of every turn. Skipped when
+                // another process is collecting right now: that one removes them.
+                blobs::gc(client, None, now_ms() as u64, false).await?;
+            }
+            continue;
+        }
+        let snapshots =
+            plugins.iter().map(|p| (p.index, scopes.remove(p.plugin.as_str()).unwrap_or_default())).collect();
+        return Ok(Read { head, snapshots });
+    }
+}
+
+/// Commits `calls` if the session is still at `expected_version`: one trip without blob
+/// entries, a transaction with them.
+pub(super) async fn commit(
+    client: &mut Object,
+    session: &str,
+    expected_version: i64,
+    calls: &[PluginWrites],
+) -> Result<Commit> {
+    let writes: Vec<(&str, &ScopeWrites)> = calls.iter().map(|(plugin, writes, _)| (plugin.as_str(), writes)).collect();
+    if calls.iter().all(|(_, _, blobs)| blobs.is_empty()) {
+        return apply(&*client, session, expected_version, true, &writes).await;
+    }
+    let tx = client.transaction().await?;
+    if apply(&tx, session, expected_version, true, &writes).await? == Commit::Conflict {
+        return Ok(Commit::Conflict);
+    }
+    for (plugin, _, pending) in calls {
+        for blob in pending {
+            blobs::insert(&tx, session, &blob.entry(plugin), &blob.content.bytes).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(Commit::Done)
+}
+
+/// Runs the commit statement: applies `calls`' writes and adds 1 to the session's version
+/// (when `bump`), only if the version is `expected_version`.
+pub(super) async fn apply(
+    client: &impl GenericClient,
+    session: &str,
+    expected_version: i64,
+    bump: bool,
+    calls: &[(&str, &ScopeWrites)],
+) -> Result<Commit> {
+    let state = Arrays::of(calls.iter().map(|(plugin, writes)| (*plugin, &writes.state)));
+    let metadata = Arrays::of(calls.iter().map(|(plugin, writes)| (*plugin, &writes.metadata)));
+    // Metadata values were checked to be JSON, so they are UTF-8.
+    let metadata_values: Vec<String> =
+        metadata.set_values.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+    let commit = client.prepare_cached(COMMIT).await?;
+    let row = client
+        .query_one(
+            &commit,
+            &[
+                &session,
+                &expected_version,
+                &i64::from(bump),
+                &now_ms(),
+                &state.set_plugins,
+                &state.set_keys,
+                &state.set_values,
+                &state.delete_plugins,
+                &state.delete_keys,
+                &metadata.set_plugins,
+                &metadata.set_keys,
+                &metadata_values,
+                &metadata.delete_plugins,
+                &metadata.delete_keys,
+            ],
+        )
+        .await?;
+    match (row.get::<_, bool>(0), row.get::<_, bool>(1)) {
+        (true, _) => Ok(Commit::Done),
+        (false, true) => Ok(Commit::Conflict),
+        (false, false) => Err(Error::SessionNotFound(session.to_owned())),
+    }
+}
+
+/// One key space's writes as the column arrays the commit statement unnests. A key written by
+/// two calls of one operation keeps the later write (one row per key, as the statement needs).
+#[derive(Default)]
+struct Arrays<'a> {
+    set_plugins: Vec<&'a str>,
+    set_keys: Vec<&'a str>,
+    set_values: Vec<&'a [u8]>,
+    delete_plugins: Vec<&'a str>,
+    delete_keys: Vec<&'a str>,
+}
+
+impl<'a> Arrays<'a> {
+    fn of(calls: impl Iterator<Item = (&'a str, &'a crate::store::Writes)>) -> Self {
+        let mut last: BTreeMap<(&str, &str), Option<&[u8]>> = BTreeMap::new();
+        for (plugin, writes) in calls {
+            for (key, value) in writes {
+                last.insert((plugin, key.as_str()), value.as_deref());
+            }
+        }
+        let mut arrays = Arrays::default();
+        for ((plugin, key), value) in last {
+            match value {
+                Some(value) => {
+                    arrays.set_plugins.push(plugin);
+                    arrays.set_keys.push(key);
+                    arrays.set_values.push(value);
+                }
+                None => {
+                    arrays.delete_plugins.push(plugin);
+                    arrays.delete_keys.push(key);
+                }
+            }
+        }
+        arrays
+    }
+}

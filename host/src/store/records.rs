@@ -1,0 +1,266 @@
+//! The records the storage contract passes between the host and a backend.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::capabilities::observation::ObservationFacts;
+use crate::capabilities::storage::ScopeWrites;
+use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{ContentKind, Injection, Origin};
+
+/// Bytes per stored chunk of an offloaded observation. One large value would make a read at
+/// offset N walk the whole value up to N (SQLite's overflow-page chain: 41 ms for 2 KB at the
+/// end of 100 MB); with chunks a range read touches only the chunks it needs.
+pub(crate) const CHUNK: usize = 64 << 10;
+
+/// A session as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The session's id.
+    pub id: String,
+    /// How it was created.
+    pub origin: Origin,
+    /// Creation time, Unix milliseconds.
+    pub created_at: i64,
+    /// Time of the last committed plugin write, Unix milliseconds.
+    pub updated_at: i64,
+    /// The runtime's id of the current turn, once a turn has started.
+    pub turn_id: Option<String>,
+    /// 0-based index of the current turn; -1 before the first turn.
+    pub turn_index: i64,
+    /// Standing guidance from every plugin's `before-session-create`.
+    pub guidance: Vec<Injection>,
+    /// Compactions recorded for the session.
+    pub compaction_count: i64,
+    /// The runtime's last reported token total, when known.
+    pub total_tokens: Option<i64>,
+}
+
+/// What a plugin contributes to a new session.
+pub(crate) struct PluginInit {
+    pub(crate) plugin: String,
+    /// Copy the parent's state of this plugin first.
+    pub(crate) inherit: bool,
+    /// The hook's own writes, applied on top of any copy.
+    pub(crate) writes: ScopeWrites,
+}
+
+/// What an operation reads of its session's row: the current turn, the version (for the
+/// optimistic commit) and the standing guidance, still as its JSON text.
+#[derive(Debug, Clone)]
+pub(crate) struct Head {
+    pub(crate) turn_id: Option<String>,
+    pub(crate) turn_index: i64,
+    pub(crate) version: i64,
+    pub(crate) guidance_json: String,
+}
+
+/// The standing guidance stored as JSON text.
+pub(crate) fn parse_guidance(json: &str) -> Vec<Injection> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+/// The tag a session's origin is stored as.
+pub(crate) fn origin_tag(origin: &Origin) -> &'static str {
+    match origin {
+        Origin::New => "new",
+        Origin::Spawn { copy: false, .. } => "spawn",
+        Origin::Spawn { copy: true, .. } => "spawn-copy",
+        Origin::Fork { .. } => "fork",
+    }
+}
+
+/// The origin stored as `tag` with `parent`.
+pub(crate) fn origin_from(tag: &str, parent: Option<String>) -> Origin {
+    match (tag, parent) {
+        ("fork", Some(parent)) => Origin::Fork { parent },
+        ("spawn", Some(parent)) => Origin::Spawn { parent, copy: false },
+        ("spawn-copy", Some(parent)) => Origin::Spawn { parent, copy: true },
+        _ => Origin::New,
+    }
+}
+
+/// A call's pending writes: `Some(value)` sets, `None` deletes.
+pub(crate) type Writes = BTreeMap<String, Option<Vec<u8>>>;
+
+/// A consistent read of one scope (the session's version it was read at is the operation's).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    /// The plugin's storage keys.
+    pub(crate) entries: BTreeMap<String, Vec<u8>>,
+    /// The metadata the plugin published.
+    pub(crate) metadata: BTreeMap<String, Vec<u8>>,
+}
+
+/// Whether a commit went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// The writes are durable.
+    Done,
+    /// Another call committed to the session since the snapshot; nothing was written.
+    Conflict,
+}
+
+/// One plugin call's effects to commit: the plugin, its writes and its new blob entries.
+pub(crate) type PluginWrites = (String, ScopeWrites, Vec<PendingBlob>);
+
+/// One plugin scope an operation reads at its start.
+pub(crate) struct ScopeToRead {
+    /// The plugin's index in the host.
+    pub(crate) index: usize,
+    /// Its name.
+    pub(crate) plugin: String,
+}
+
+/// What an operation reads at its start.
+pub(crate) struct Read {
+    pub(crate) head: Head,
+    /// (plugin index, snapshot) of each involved plugin.
+    pub(crate) snapshots: Vec<(usize, Snapshot)>,
+}
+
+/// An entry written by a call, committed with the call's other writes.
+pub(crate) struct PendingBlob {
+    pub(crate) id: String,
+    pub(crate) turn_id: String,
+    pub(crate) step: u32,
+    pub(crate) tool: String,
+    pub(crate) summary: String,
+    pub(crate) created_at_ms: u64,
+    pub(crate) expires_at_ms: u64,
+    pub(crate) content: std::sync::Arc<ObservationFacts>,
+}
+
+/// A stored entry's description (without its content).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BlobEntry {
+    /// 16 lowercase hex digits.
+    pub id: String,
+    /// The plugin that stored it.
+    pub plugin: String,
+    /// The turn it belongs to.
+    pub turn_id: String,
+    /// The step that produced it.
+    pub step: u32,
+    /// The tool that produced it.
+    pub tool: String,
+    /// Text or binary.
+    pub kind: ContentKind,
+    /// Content length in bytes.
+    pub size_bytes: u64,
+    /// Content length in characters (bytes for binary).
+    pub size_chars: u64,
+    /// Whether the content is pure ASCII.
+    pub ascii: bool,
+    /// SHA-256 of the content, lowercase hex.
+    pub sha256: String,
+    /// The summary shown to the model.
+    pub summary: String,
+    /// The observation's metadata (JSON object text).
+    pub metadata: String,
+    /// Creation time, Unix milliseconds.
+    pub created_at_ms: u64,
+    /// Expiry time, Unix milliseconds.
+    pub expires_at_ms: u64,
+}
+
+impl PendingBlob {
+    pub(crate) fn entry(&self, plugin: &str) -> BlobEntry {
+        BlobEntry {
+            id: self.id.clone(),
+            plugin: plugin.to_owned(),
+            turn_id: self.turn_id.clone(),
+            step: self.step,
+            tool: self.tool.clone(),
+            kind: self.content.kind,
+            size_bytes: self.content.bytes.len() as u64,
+            size_chars: self.content.size_chars,
+            ascii: self.content.ascii,
+            sha256: self.content.sha256().to_owned(),
+            summary: self.summary.clone(),
+            metadata: self.content.metadata.clone(),
+            created_at_ms: self.created_at_ms,
+            expires_at_ms: self.expires_at_ms,
+        }
+    }
+}
+
+/// What a plugin's live (unexpired) entries in a session take.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LiveUsage {
+    /// Content bytes.
+    pub(crate) bytes: u64,
+    /// Entries.
+    pub(crate) entries: u64,
+}
+
+/// The tag a content kind is stored as.
+pub(crate) fn kind_tag(kind: ContentKind) -> &'static str {
+    match kind {
+        ContentKind::Text => "text",
+        ContentKind::Binary => "binary",
+    }
+}
+
+/// The content kind stored as `tag`.
+pub(crate) fn kind_from(tag: &str) -> ContentKind {
+    if tag == "binary" { ContentKind::Binary } else { ContentKind::Text }
+}
+
+/// What the database says about a name a plugin is loaded under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// The name was free, or already this component's: it is recorded as this component's.
+    Granted,
+    /// Another component owns the name's data.
+    Owned {
+        /// The recorded identity.
+        identity: String,
+        /// When it was recorded, Unix ms.
+        recorded_at_ms: i64,
+    },
+}
+
+/// Everything stored about one session, as `scratchpad migrate` copies it between stores.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SessionExport {
+    /// The session row.
+    pub(crate) record: SessionRecord,
+    /// The parent session's id, if any (also in `record.origin`).
+    pub(crate) parent: Option<String>,
+    /// The session's version (its commit counter).
+    pub(crate) version: i64,
+    /// The standing guidance as stored (JSON text).
+    pub(crate) guidance_json: String,
+    /// (plugin, key, value) of every storage key, ordered.
+    pub(crate) state: Vec<(String, String, Vec<u8>)>,
+    /// (plugin, key, JSON text) of every metadata key, ordered.
+    pub(crate) metadata: Vec<(String, String, String)>,
+    /// Every checkpoint, oldest first.
+    pub(crate) checkpoints: Vec<Checkpoint>,
+    /// Every offloaded observation with its content, oldest first.
+    pub(crate) observations: Vec<(BlobEntry, Vec<u8>)>,
+}
+
+/// The checkpoint written for `request`, stored under `id` at `now_ms` after `parent_id`.
+pub(crate) fn new_checkpoint(
+    request: &SummaryRequest,
+    summary: &Summary,
+    id: String,
+    parent_id: Option<String>,
+    now_ms: i64,
+) -> Checkpoint {
+    Checkpoint {
+        id,
+        parent_id,
+        session_id: request.session_id.clone(),
+        plugin: request.plugin.clone(),
+        turn_id: request.turn_id.clone(),
+        created_at_ms: now_ms as u64,
+        trigger: request.trigger,
+        tokens_at_checkpoint: request.tokens,
+        message_count_at_checkpoint: request.message_count,
+        checkpoint: summary.clone(),
+    }
+}

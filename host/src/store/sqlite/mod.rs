@@ -1,0 +1,232 @@
+//! The embedded default backend: sessions and every plugin's state in one SQLite WAL file.
+//!
+//! All SQLite work runs on tokio's blocking pool ([`Sqlite::run`]), never on the async
+//! executor's threads. Connections are pooled; each sets a busy timeout so several host
+//! processes can share one file (a gateway and the CLI, say). An operation's commit runs in
+//! one `BEGIN IMMEDIATE` transaction that checks the session's version first.
+
+mod blobs;
+mod checkpoints;
+mod export;
+mod identities;
+mod schema;
+mod sessions;
+mod state;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::Context;
+use async_trait::async_trait;
+use rusqlite::Connection;
+
+use super::{Backend, Claim, Commit, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{Injection, Origin};
+use crate::{BlobEntry, Result, SessionRecord};
+
+/// How long a connection waits for another writer's lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Prepared statements cached per connection.
+const STATEMENT_CACHE: usize = 128;
+/// Idle connections kept for reuse.
+const POOL_SIZE: usize = 16;
+
+/// The database file and a pool of connections to it.
+pub(crate) struct Sqlite {
+    path: PathBuf,
+    idle: std::sync::Arc<Mutex<Vec<Connection>>>,
+}
+
+impl Sqlite {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub(crate) async fn open(path: &Path) -> anyhow::Result<Sqlite> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let db = Sqlite { path: path.to_owned(), idle: Default::default() };
+        db.run(|conn| Ok(schema::migrate(conn)?))
+            .await
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("opening database {}", path.display()))?;
+        Ok(db)
+    }
+
+    /// Runs `f` with a connection on the blocking thread pool.
+    async fn run<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R> + Send + 'static,
+    {
+        let (path, idle) = (self.path.clone(), self.idle.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut conn = match idle.lock().unwrap().pop() {
+                Some(conn) => conn,
+                None => connect(&path)?,
+            };
+            let result = f(&mut conn);
+            // A connection left inside a transaction by an error is not reused.
+            if conn.is_autocommit() {
+                let mut idle = idle.lock().unwrap();
+                if idle.len() < POOL_SIZE {
+                    idle.push(conn);
+                }
+            }
+            result
+        })
+        .await
+        .context("database task panicked")?
+    }
+}
+
+fn connect(path: &Path) -> anyhow::Result<Connection> {
+    let conn = Connection::open(path).with_context(|| format!("opening {}", path.display()))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Every statement on a hot path is prepared once per connection and cached; rusqlite keeps
+    // 16 by default, fewer than the host uses, and an evicted statement is parsed again.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    // WAL lets readers proceed while a writer commits; FULL sync makes an acknowledged commit
+    // survive a power loss, not only a process crash.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+/// Owned copies of borrowed arguments, for a closure that runs on the blocking pool.
+fn owned(s: &str) -> String {
+    s.to_owned()
+}
+
+#[async_trait]
+impl Backend for Sqlite {
+    async fn create_session(
+        &self,
+        id: &str,
+        origin: &Origin,
+        guidance: &[Injection],
+        inits: Vec<PluginInit>,
+    ) -> Result<()> {
+        let (id, origin, guidance) = (owned(id), origin.clone(), guidance.to_vec());
+        self.run(move |conn| sessions::create(conn, &id, &origin, &guidance, &inits)).await
+    }
+
+    async fn session_exists(&self, id: &str) -> Result<bool> {
+        let id = owned(id);
+        self.run(move |conn| sessions::exists(conn, &id)).await
+    }
+
+    async fn session(&self, id: &str) -> Result<Option<SessionRecord>> {
+        let id = owned(id);
+        self.run(move |conn| sessions::get(conn, &id)).await
+    }
+
+    async fn sessions(&self) -> Result<Vec<SessionRecord>> {
+        self.run(|conn| sessions::list(conn)).await
+    }
+
+    async fn record_compaction(&self, id: &str) -> Result<()> {
+        let id = owned(id);
+        self.run(move |conn| sessions::record_compaction(conn, &id)).await
+    }
+
+    async fn record_counters(&self, id: &str, compactions: Option<i64>, tokens: Option<i64>) -> Result<bool> {
+        let id = owned(id);
+        self.run(move |conn| sessions::record_counters(conn, &id, compactions, tokens)).await
+    }
+
+    async fn begin(
+        &self,
+        session: &str,
+        turn_id: &str,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<Read> {
+        let (session, turn_id) = (owned(session), owned(turn_id));
+        self.run(move |conn| state::begin(conn, &session, &turn_id, tokens, &plugins)).await
+    }
+
+    async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {
+        let session = owned(session);
+        self.run(move |conn| state::commit(conn, &session, expected_version, &calls)).await
+    }
+
+    async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
+        let session = owned(session);
+        self.run(move |conn| state::dump(conn, &session)).await
+    }
+
+    async fn metadata(&self, session: &str) -> Result<Vec<(String, String, String)>> {
+        let session = owned(session);
+        self.run(move |conn| state::dump_metadata(conn, &session)).await
+    }
+
+    async fn blob_stat(&self, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>> {
+        let (plugin, session, id) = (owned(plugin), owned(session), owned(id));
+        self.run(move |conn| blobs::stat(conn, &plugin, &session, &id)).await
+    }
+
+    async fn blob_usage(&self, plugin: &str, session: &str, now_ms: u64) -> Result<LiveUsage> {
+        let (plugin, session) = (owned(plugin), owned(session));
+        self.run(move |conn| blobs::live_usage(conn, &plugin, &session, now_ms)).await
+    }
+
+    async fn blob_list(&self, plugin: Option<&str>, session: &str, turn_id: Option<&str>) -> Result<Vec<BlobEntry>> {
+        let (plugin, session, turn_id) = (plugin.map(owned), owned(session), turn_id.map(owned));
+        self.run(move |conn| blobs::list(conn, plugin.as_deref(), &session, turn_id.as_deref())).await
+    }
+
+    async fn blob_read(
+        &self,
+        plugin: &str,
+        session: &str,
+        id: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        let (plugin, session, id) = (owned(plugin), owned(session), owned(id));
+        self.run(move |conn| blobs::read(conn, &plugin, &session, &id, offset, len)).await
+    }
+
+    async fn blob_gc(&self, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
+        let scope = scope.map(|(plugin, session)| (owned(plugin), owned(session)));
+        self.run(move |conn| blobs::gc(conn, scope.as_ref().map(|(p, s)| (p.as_str(), s.as_str())), now_ms)).await
+    }
+
+    async fn checkpoint_insert(&self, request: &SummaryRequest, summary: &Summary) -> Result<Checkpoint> {
+        let (request, summary) = (request.clone(), summary.clone());
+        self.run(move |conn| checkpoints::insert(conn, &request, &summary)).await
+    }
+
+    async fn checkpoints(&self, session: &str) -> Result<Vec<Checkpoint>> {
+        let session = owned(session);
+        self.run(move |conn| checkpoints::list(conn, &session)).await
+    }
+
+    async fn latest_checkpoint(&self, session: &str) -> Result<Option<Checkpoint>> {
+        let session = owned(session);
+        self.run(move |conn| checkpoints::latest(conn, &session)).await
+    }
+
+    async fn claim_identities(&self, claims: Vec<(String, String, bool)>) -> Result<Vec<Claim>> {
+        self.run(move |conn| identities::claim(conn, &claims)).await
+    }
+
+    async fn export_session(&self, id: &str) -> Result<Option<SessionExport>> {
+        let id = owned(id);
+        self.run(move |conn| export::session(conn, &id)).await
+    }
+
+    async fn import_session(&self, session: SessionExport) -> Result<bool> {
+        self.run(move |conn| export::import(conn, &session)).await
+    }
+
+    async fn identities(&self) -> Result<Vec<(String, String, i64)>> {
+        self.run(|conn| identities::list(conn)).await
+    }
+
+    async fn import_identities(&self, identities: Vec<(String, String, i64)>) -> Result<()> {
+        self.run(move |conn| identities::import(conn, &identities)).await
+    }
+}
