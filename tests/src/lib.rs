@@ -1,11 +1,12 @@
-//! Shared helpers for the integration tests: real hosts over real SQLite files in temp dirs,
-//! with the real built components.
+//! Shared helpers for the integration tests: real hosts over real SQLite files in temp dirs
+//! (or fresh databases on a real PostgreSQL server), with the real built components.
 
 use std::path::{Path, PathBuf};
 
-use scratchpad_host::{Error, Host, HostConfig, Limits, PluginSpec, ToolErrorKind, TurnContext};
+use scratchpad_host::{Error, Host, HostConfig, Limits, Location, PluginSpec, ToolErrorKind, TurnContext};
 use tempfile::TempDir;
 
+pub mod postgres;
 pub mod runtimes;
 pub mod third_party;
 
@@ -14,19 +15,40 @@ pub mod components {
     include!(concat!(env!("OUT_DIR"), "/test_components.rs"));
 }
 
-/// A temporary directory holding one database file.
+/// A temporary directory and one fresh database: a file in the directory, or (with
+/// [`Fixture::postgres`]) a new database on the test run's PostgreSQL server.
 pub struct Fixture {
     /// The directory; removed on drop.
     pub dir: TempDir,
+    /// The database the fixture's hosts open.
+    pub database: Location,
 }
 
 impl Fixture {
-    /// A fresh directory.
+    /// A fresh directory with a SQLite database file in it.
     pub fn new() -> Self {
-        Fixture { dir: tempfile::tempdir().expect("creating a temp dir") }
+        let dir = tempfile::tempdir().expect("creating a temp dir");
+        let database = Location::Sqlite(dir.path().join("scratchpad.db"));
+        Fixture { dir, database }
     }
 
-    /// The database file in it.
+    /// A fresh directory and a fresh, empty database on the PostgreSQL server of this test
+    /// process (started on first use).
+    pub fn postgres() -> Self {
+        let dir = tempfile::tempdir().expect("creating a temp dir");
+        Fixture { dir, database: Location::parse(&postgres::server().fresh_database()) }
+    }
+
+    /// A fixture on `backend`: `"sqlite"` or `"postgres"`.
+    pub fn on(backend: &str) -> Self {
+        match backend {
+            "sqlite" => Fixture::new(),
+            "postgres" => Fixture::postgres(),
+            other => panic!("unknown backend `{other}`"),
+        }
+    }
+
+    /// The SQLite database file of a [`Fixture::new`] (tests that look inside the file).
     pub fn db(&self) -> PathBuf {
         self.dir.path().join("scratchpad.db")
     }
@@ -34,7 +56,12 @@ impl Fixture {
     /// A host configuration on this fixture's database with the given plugins. Compiled
     /// components are cached in one directory shared by the test run.
     pub fn config(&self, plugins: Vec<PluginSpec>) -> HostConfig {
-        HostConfig { database: self.db(), cache_dir: Some(shared_cache()), plugins, ..HostConfig::default() }
+        HostConfig {
+            database: self.database.clone(),
+            cache_dir: Some(shared_cache()),
+            plugins,
+            ..HostConfig::default()
+        }
     }
 
     /// A host with the embedded default plugins.

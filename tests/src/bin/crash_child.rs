@@ -32,7 +32,7 @@ async fn run(args: &[String]) -> i32 {
         return 2;
     };
     let config = scratchpad_host::HostConfig {
-        database: db.into(),
+        database: scratchpad_host::Location::parse(db),
         cache_dir: Some(shared_cache()),
         plugins: vec![scratchpad(serde_json::json!({ "notesMaxChars": NOTES_MAX }))],
         ..Default::default()

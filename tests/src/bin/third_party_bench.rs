@@ -77,7 +77,7 @@ fn spec(contender: &Contender) -> PluginSpec {
 
 fn config(dir: &Path, contender: &Contender, cache: Option<PathBuf>) -> HostConfig {
     HostConfig {
-        database: dir.join("bench.db"),
+        database: dir.join("bench.db").into(),
         cache_dir: cache,
         plugins: vec![spec(contender)],
         ..HostConfig::default()

@@ -1,0 +1,401 @@
+//! A real PostgreSQL server for the integration tests: one per test process, started on first
+//! use from the machine's Debian packages (`/usr/lib/postgresql/<version>/bin`, the newest
+//! version; `.ci/setup/postgres.sh` installs them), stopped when the process ends.
+//!
+//! - **Its own everything.** Each test process gets a fresh cluster in its own temp dir, its own
+//!   free port on 127.0.0.1 and its own unix socket (in that dir), so test binaries can run at
+//!   the same time and the distro's cluster, if any, is never touched.
+//! - **Runs as `postgres`.** `initdb` and the server refuse to run as root, so the temp dir is
+//!   chowned to the `postgres` user and they are started with its uid and gid (std's
+//!   `CommandExt::uid`/`gid`, which also drop root's supplementary groups).
+//! - **Two ways in.** The role `scratchpad` (LOGIN, CREATEDB, a random password) over TCP with
+//!   scram-sha-256: what the host under test uses. The superuser `postgres` over the unix socket
+//!   with `trust`: for the harness and the tests' assertions ([`PostgresServer::psql`]).
+//! - **Never outlives the test process.** The postmaster is started by a supervising shell
+//!   (`SUPERVISOR`) whose stdin is a pipe only the test process holds (std opens pipes
+//!   close-on-exec, so no other child inherits it). However the test process ends (returns,
+//!   panics, is killed), the kernel closes that pipe; the shell reads end of file, stops the
+//!   postmaster by its PID (fast shutdown, escalating), reaps it and removes the temp dir. No
+//!   PID polling of the test process, no `pdeathsig` (which follows the spawning *thread*, not
+//!   the process), nothing killed by name.
+
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Where Debian installs each PostgreSQL version, as `<version>/bin`.
+const INSTALL_ROOT: &str = "/usr/lib/postgresql";
+/// The operating-system user that runs the server, and the superuser role `initdb` creates.
+const SUPERUSER: &str = "postgres";
+/// The login role of the tests' connection URLs.
+const ROLE: &str = "scratchpad";
+/// How long the server may take to accept connections: generous, the CI machine has 2 cores
+/// and builds run beside the tests.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Starts tried before giving up when the chosen port was taken in between (see [`free_port`]).
+const PORT_ATTEMPTS: u32 = 5;
+
+/// The supervising shell, run as `postgres` with `$1` = the temp dir and `$2` = the `postgres`
+/// binary. It prints the postmaster's PID on stdout, then blocks reading its stdin until end
+/// of file (the test process is gone), then stops the postmaster: `SIGINT` (fast shutdown),
+/// after 20 s `SIGQUIT` (immediate), after 30 s `SIGKILL`. The postmaster is its child, so its
+/// PID cannot be reused before the `wait`, and the kills always reach the right process.
+const SUPERVISOR: &str = r#"
+dir=$1
+postgres=$2
+exec 2>>"$dir/server.log"
+"$postgres" -D "$dir/data" </dev/null >>"$dir/server.log" 2>&1 &
+pm=$!
+echo "$pm"
+exec >>"$dir/server.log"
+cat >/dev/null
+echo "supervisor: the test process is gone, stopping the postmaster ($pm)"
+alive() { read -r _ _ state _ <"/proc/$pm/stat" && [ "$state" != Z ]; } 2>/dev/null
+kill -INT "$pm"
+n=0
+while alive; do
+  n=$((n + 1))
+  if [ "$n" = 200 ]; then kill -QUIT "$pm"; fi
+  if [ "$n" = 300 ]; then kill -KILL "$pm"; fi
+  sleep 0.1
+done
+wait "$pm"
+rm -rf "$dir"
+"#;
+
+/// One PostgreSQL server per test process, started on first use, stopped (by PID) when the
+/// process exits.
+pub fn server() -> &'static PostgresServer {
+    static SERVER: OnceLock<PostgresServer> = OnceLock::new();
+    SERVER.get_or_init(PostgresServer::start)
+}
+
+/// A running server of this test process (see the module's documentation).
+pub struct PostgresServer {
+    /// The directory of the installed version's binaries.
+    bin: PathBuf,
+    /// The temp dir: `data/` (the cluster), `server.log`, and the unix socket.
+    dir: PathBuf,
+    port: u16,
+    /// The password of the role [`ROLE`].
+    password: String,
+    /// The postmaster's PID.
+    pid: u32,
+    /// Numbers the databases of [`PostgresServer::fresh_database`].
+    databases: AtomicU64,
+    /// The supervising shell. Its stdin is the pipe whose closing stops the server: held here
+    /// for the life of the process (the server is a static, never dropped).
+    _supervisor: Child,
+}
+
+impl PostgresServer {
+    /// A fresh, empty database on the server (unique name), owned by the role `scratchpad`, as
+    /// a URL with its password: `postgres://scratchpad:<password>@127.0.0.1:<port>/<dbname>`.
+    pub fn fresh_database(&self) -> String {
+        let name = format!("scratchpad_{}", self.databases.fetch_add(1, Ordering::Relaxed) + 1);
+        self.psql("postgres", &format!("CREATE DATABASE {name} OWNER {ROLE}"));
+        self.url_with_password(&name, &self.password)
+    }
+
+    /// The same server's URL for database `database` as the role `scratchpad` with `password`
+    /// (a wrong one, to test that errors never echo passwords). Both are percent-encoded.
+    pub fn url_with_password(&self, database: &str, password: &str) -> String {
+        format!("postgres://{ROLE}:{}@127.0.0.1:{}/{}", percent_encode(password), self.port, percent_encode(database))
+    }
+
+    /// The TCP port the server listens on (127.0.0.1 only).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The postmaster's PID.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Runs `sql` (one or more statements, as a script: each its own transaction unless it
+    /// says otherwise) as the superuser on `database` via psql over the unix socket, and
+    /// returns its stdout: rows unaligned (`|` between columns), no headers, no trailing
+    /// newline. Panics, with psql's stderr, when a statement fails.
+    pub fn psql(&self, database: &str, sql: &str) -> String {
+        let mut child = self
+            .psql_command()
+            .args(["-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-f", "-", "-h"])
+            .arg(&self.dir)
+            .args(["-p", &self.port.to_string(), "-U", SUPERUSER, "-d", database])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting psql: {e}"));
+        // Written from a thread: a script with much output would otherwise fill stdout's pipe
+        // while psql waits for the rest of its input.
+        let mut stdin = child.stdin.take().expect("psql's stdin is piped");
+        let script = sql.to_owned();
+        let writer = std::thread::spawn(move || stdin.write_all(script.as_bytes()));
+        let output = child.wait_with_output().unwrap_or_else(|e| panic!("running psql: {e}"));
+        let written = writer.join().expect("the psql writer thread");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "psql on {database} failed ({}):\n{sql}\n{}{stdout}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        written.unwrap_or_else(|e| panic!("writing to psql: {e}"));
+        stdout.trim_end_matches('\n').to_owned()
+    }
+
+    /// A `psql` command of the server's version with no connection arguments and no `PG*`
+    /// variables from the environment, for tests that connect their own way (e.g. as the role
+    /// `scratchpad` over TCP with `PGPASSWORD`). `-X` (no `.psqlrc`) is set.
+    pub fn psql_command(&self) -> Command {
+        let mut command = Command::new(self.bin.join("psql"));
+        clean_env(&mut command).arg("-X");
+        command
+    }
+
+    /// Starts the server; panics with the reason (and the server's log) when it cannot.
+    fn start() -> PostgresServer {
+        let bin = binaries();
+        let user = OsUser::lookup(SUPERUSER);
+        let password = hex::encode(random_bytes::<16>());
+        for attempt in 1..=PORT_ATTEMPTS {
+            let port = free_port();
+            let dir = new_cluster(&bin, &user, port);
+            match launch(&bin, &user, &dir, port) {
+                Ok((supervisor, pid)) => {
+                    let server = PostgresServer {
+                        bin,
+                        dir,
+                        port,
+                        password,
+                        pid,
+                        databases: AtomicU64::new(0),
+                        _supervisor: supervisor,
+                    };
+                    server
+                        .psql("postgres", &format!("CREATE ROLE {ROLE} LOGIN CREATEDB PASSWORD '{}'", server.password));
+                    return server;
+                }
+                Err(log) if attempt < PORT_ATTEMPTS && port_taken(&log) => continue,
+                Err(log) => panic!("the test PostgreSQL server (port {port}, {}) did not start:\n{log}", dir.display()),
+            }
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+}
+
+/// The newest installed version's `bin` directory; panics, naming the install script, when
+/// there is none.
+fn binaries() -> PathBuf {
+    let needed = ["initdb", "postgres", "psql", "pg_isready"];
+    let newest = fs::read_dir(INSTALL_ROOT)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let version: Vec<u32> =
+                entry.file_name().to_str()?.split('.').map(|n| n.parse().ok()).collect::<Option<_>>()?;
+            let bin = entry.path().join("bin");
+            needed.iter().all(|name| bin.join(name).is_file()).then_some((version, bin))
+        })
+        .max();
+    match newest {
+        Some((_, bin)) => bin,
+        None => panic!(
+            "PostgreSQL is not installed: the tests need {} under {INSTALL_ROOT}/<version>/bin. \
+             Run `.ci/setup/postgres.sh` (or `apt-get install postgresql`).",
+            needed.join(", ")
+        ),
+    }
+}
+
+/// An operating-system user's uid and gid.
+struct OsUser {
+    uid: u32,
+    gid: u32,
+}
+
+impl OsUser {
+    fn lookup(name: &str) -> OsUser {
+        let id = |flag: &str| -> u32 {
+            let output = Command::new("id").args([flag, name]).output().unwrap_or_else(|e| panic!("running id: {e}"));
+            assert!(
+                output.status.success(),
+                "there is no `{name}` user to run the test PostgreSQL server as (the postgresql package \
+                 creates it: run `.ci/setup/postgres.sh`): {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            String::from_utf8_lossy(&output.stdout).trim().parse().expect("id prints a number")
+        };
+        OsUser { uid: id("-u"), gid: id("-g") }
+    }
+}
+
+/// A port that was free a moment ago: bound on port 0 and released. Another process may take
+/// it before the server binds it; [`PostgresServer::start`] then tries again.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("binding a free port on 127.0.0.1");
+    listener.local_addr().expect("the bound address").port()
+}
+
+/// Whether the server's log says its port was taken.
+fn port_taken(log: &str) -> bool {
+    log.contains("could not bind") || log.contains("Address already in use")
+}
+
+/// A new cluster in a new temp dir owned by `user`, configured for the tests on `port`.
+///
+/// The dir is under `/tmp`, not `$TMPDIR`: `postgres` must be able to reach it, and the unix
+/// socket's path (`<dir>/.s.PGSQL.<port>`) must fit in 107 bytes.
+fn new_cluster(bin: &Path, user: &OsUser, port: u16) -> PathBuf {
+    let dir = tempfile::Builder::new()
+        .prefix("scratchpad-pg-")
+        .tempdir_in("/tmp")
+        .expect("creating the PostgreSQL temp dir")
+        .keep();
+    std::os::unix::fs::chown(&dir, Some(user.uid), Some(user.gid)).expect("chowning the temp dir to postgres");
+    let data = dir.join("data");
+    let output = as_user(Command::new(bin.join("initdb")), user, &dir)
+        .arg("-D")
+        .arg(&data)
+        .args(["-U", SUPERUSER, "--auth=trust", "--encoding=UTF8", "--no-locale"])
+        // Test clusters are thrown away: no need to wait for initdb's files to reach the disk.
+        // The server itself keeps fsync on (the durability tests kill processes).
+        .arg("--no-sync")
+        .output()
+        .unwrap_or_else(|e| panic!("starting initdb: {e}"));
+    if !output.status.success() {
+        let _ = fs::remove_dir_all(&dir);
+        panic!(
+            "initdb failed ({}):\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    // Written into the files initdb created, so they stay owned by `postgres`.
+    fs::write(
+        data.join("pg_hba.conf"),
+        format!(
+            "# tests/src/postgres.rs: the superuser over this cluster's own unix socket, every role over\n\
+             # TCP on 127.0.0.1 with its password (the superuser has none).\n\
+             local all {SUPERUSER} trust\n\
+             host all all 127.0.0.1/32 scram-sha-256\n"
+        ),
+    )
+    .expect("writing pg_hba.conf");
+    let mut conf = OpenOptions::new().append(true).open(data.join("postgresql.conf")).expect("opening postgresql.conf");
+    write!(
+        conf,
+        "\n# tests/src/postgres.rs\n\
+         listen_addresses = '127.0.0.1'\n\
+         port = {port}\n\
+         unix_socket_directories = '{}'\n\
+         password_encryption = 'scram-sha-256'\n\
+         # Several host processes with their pools, and the tests' own connections.\n\
+         max_connections = 300\n\
+         shared_buffers = 128MB\n\
+         fsync = on\n\
+         track_counts = on\n\
+         logging_collector = off\n",
+        dir.display()
+    )
+    .expect("writing postgresql.conf");
+    dir
+}
+
+/// Starts the supervisor and the postmaster of the cluster in `dir`, and waits until it accepts
+/// connections: the supervisor and the postmaster's PID, or the server's log when it died or
+/// did not become ready in time (the supervisor is then stopped, which removes `dir`).
+fn launch(bin: &Path, user: &OsUser, dir: &Path, port: u16) -> Result<(Child, u32), String> {
+    let log = || fs::read_to_string(dir.join("server.log")).unwrap_or_else(|e| format!("(no server log: {e})"));
+    let mut supervisor = as_user(Command::new("/bin/sh"), user, dir)
+        .args(["-c", SUPERVISOR, "scratchpad-pg-supervisor"])
+        .arg(dir)
+        .arg(bin.join("postgres"))
+        // Out of the terminal's process group: a Ctrl-C stops the test process, and the
+        // supervisor, left running, then shuts the server down and cleans up.
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting the PostgreSQL supervisor: {e}"));
+    let mut line = String::new();
+    let stdout = supervisor.stdout.take().expect("the supervisor's stdout is piped");
+    let _ = BufReader::new(stdout).read_line(&mut line);
+    let Ok(pid) = line.trim().parse::<u32>() else {
+        return Err(stop(supervisor, format!("the supervisor printed no postmaster PID ({line:?})\n{}", log())));
+    };
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let ready = clean_env(&mut Command::new(bin.join("pg_isready")))
+            .args(["-q", "-t", "5", "-d", "postgres", "-U", SUPERUSER, "-h"])
+            .arg(dir)
+            .args(["-p", &port.to_string()])
+            .status()
+            .is_ok_and(|status| status.success());
+        if ready {
+            return Ok((supervisor, pid));
+        }
+        if !process_alive(pid) {
+            return Err(stop(supervisor, format!("the postmaster ({pid}) exited\n{}", log())));
+        }
+        if Instant::now() > deadline {
+            return Err(stop(supervisor, format!("not accepting connections after {START_TIMEOUT:?}\n{}", log())));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Stops a supervisor (closing its stdin) and waits for it; `reason` back.
+fn stop(mut supervisor: Child, reason: String) -> String {
+    drop(supervisor.stdin.take());
+    let _ = supervisor.wait();
+    reason
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn process_alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+}
+
+/// `command` run as `user` in `dir`, with a minimal environment.
+fn as_user(mut command: Command, user: &OsUser, dir: &Path) -> Command {
+    clean_env(&mut command).uid(user.uid).gid(user.gid).current_dir(dir);
+    command
+}
+
+/// No inherited environment (no stray `PG*` variable, no locale the server would need to
+/// have): `PATH` and the C locale only.
+fn clean_env(command: &mut Command) -> &mut Command {
+    command.env_clear().env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin").env("LC_ALL", "C")
+}
+
+/// `N` random bytes from the kernel.
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0; N];
+    let mut urandom = fs::File::open("/dev/urandom").expect("opening /dev/urandom");
+    std::io::Read::read_exact(&mut urandom, &mut bytes).expect("reading /dev/urandom");
+    bytes
+}
+
+/// `text` with every byte but the URL-unreserved ones percent-encoded, for a URL's userinfo or
+/// path.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
