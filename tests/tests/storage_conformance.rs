@@ -289,3 +289,42 @@ async fn keys_with_nul_are_refused_and_change_nothing(fx: Fixture) {
     assert!(message.contains("NUL"), "{message}");
     assert!(host.state("s").await.unwrap().is_empty());
 }
+
+/// PostgreSQL only (SQLite's WAL never blocks a reader): a database trip a plugin's import
+/// makes while another session of the server holds a lock ends the call at its deadline, as a
+/// timeout that keeps nothing, and the host works on once the lock is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_database_trip_blocked_past_the_deadline_ends_the_call_as_a_timeout() {
+    use std::io::Write;
+    let fx = Fixture::postgres();
+    let limits = Limits { call_timeout: Duration::from_millis(500), ..Limits::default() };
+    let host = fx.open(vec![PluginSpec::embedded("observations").with_limits(limits)]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    let t = turn("s", "t1");
+    host.tools(&t).await.unwrap();
+
+    let scratchpad_host::Location::Postgres(url) = &fx.database else { unreachable!("a PostgreSQL fixture") };
+    let mut locker = scratchpad_tests::postgres::server()
+        .psql_command()
+        .args(["-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting psql");
+    let mut stdin = locker.stdin.take().unwrap();
+    writeln!(stdin, "BEGIN; LOCK TABLE observations IN ACCESS EXCLUSIVE MODE; SELECT 'locked';").unwrap();
+    let mut stdout = std::io::BufReader::new(locker.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    assert!(line.contains("locked"), "psql holds the lock: {line}");
+
+    let big = Observation::text("y".repeat(40_000));
+    let err = host.after_tool_result(&t, &ToolCall::new("fs_read", "{}", 1), &big).await.unwrap_err();
+    assert!(err.to_string().contains("timed out after 500 ms"), "{err}");
+
+    drop(stdin); // psql ends, its transaction rolls back, the lock goes
+    locker.wait().unwrap();
+    assert!(host.observations("s").await.unwrap().is_empty(), "the timed-out call kept nothing");
+    let id = offload(&host, &t, 2, big).await;
+    assert_eq!(host.observations("s").await.unwrap()[0].id, id, "the host works on");
+}

@@ -10,7 +10,7 @@ use wasmtime::component::Resource;
 
 use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry, Quota};
 use crate::capabilities::observation::{MAX_READ_BYTES, ObservationData, to_wit_kind};
-use crate::capabilities::{CallState, SessionScope};
+use crate::capabilities::{CallState, SessionScope, within_deadline};
 use crate::store::{BlobEntry, PendingBlob, now_ms};
 
 /// Most entries one call may store. A hook is handed one observation, so storing it more
@@ -99,7 +99,7 @@ impl Host for CallState {
         let facts = self.table.get(&content)?.0.clone();
         // The quota counts the session's live entries and this call's pending ones, so storing
         // one observation many times fills it like storing many.
-        let live = db.blob_usage(&plugin, &session, now_ms() as u64).await?;
+        let live = within_deadline(self.deadline, db.blob_usage(&plugin, &session, now_ms() as u64)).await?;
         if live.entries + self.pending_blobs.len() as u64 >= MAX_LIVE_ENTRIES {
             return Ok(Err(BlobError::Invalid(format!(
                 "this plugin already keeps {} live entries in this session, the most it may; they expire with \
@@ -138,14 +138,14 @@ impl Host for CallState {
             return Ok(Some(to_wit(pending.entry(&self.plugin.name), now)));
         }
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(None) };
-        let entry = db.blob_stat(&plugin, &session, &id).await?;
+        let entry = within_deadline(self.deadline, db.blob_stat(&plugin, &session, &id)).await?;
         Ok(entry.map(|e| to_wit(e, now)))
     }
 
     async fn list_turn(&mut self, turn_id: String) -> wasmtime::Result<Vec<Entry>> {
         let now = now_ms() as u64;
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(Vec::new()) };
-        let mut entries = db.blob_list(Some(&plugin), &session, Some(&turn_id)).await?;
+        let mut entries = within_deadline(self.deadline, db.blob_list(Some(&plugin), &session, Some(&turn_id))).await?;
         entries.extend(self.pending_blobs.iter().filter(|b| b.turn_id == turn_id).map(|b| b.entry(&self.plugin.name)));
         Ok(entries.into_iter().map(|e| to_wit(e, now)).collect())
     }
@@ -158,12 +158,12 @@ impl Host for CallState {
             return Ok(Err(BlobError::NotFound(format!("no entry `{id}`"))));
         };
         let len = len.min(MAX_READ_BYTES) as usize;
-        let bytes = db.blob_read(&plugin, &session, &id, offset, len).await?;
+        let bytes = within_deadline(self.deadline, db.blob_read(&plugin, &session, &id, offset, len)).await?;
         Ok(bytes.ok_or_else(|| BlobError::NotFound(format!("no entry `{id}`"))))
     }
 
     async fn gc(&mut self) -> wasmtime::Result<u32> {
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(0) };
-        Ok(db.blob_gc(Some((&plugin, &session)), now_ms() as u64).await?)
+        within_deadline(self.deadline, db.blob_gc(Some((&plugin, &session)), now_ms() as u64)).await
     }
 }

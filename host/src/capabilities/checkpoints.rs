@@ -3,7 +3,7 @@
 //! embedder's summarizer (see [`crate::checkpoints`]).
 
 use crate::bindings::scratchpad::plugin::checkpoints::{self as wit, Host};
-use crate::capabilities::CallState;
+use crate::capabilities::{CallState, within_deadline};
 use crate::checkpoints::{Checkpoint, CheckpointTrigger};
 
 impl Host for CallState {
@@ -32,7 +32,7 @@ impl Host for CallState {
         let Some(scope) = &self.session else {
             return Ok(None);
         };
-        let latest = scope.db.latest_checkpoint(&scope.session).await?;
+        let latest = within_deadline(self.deadline, scope.db.latest_checkpoint(&scope.session)).await?;
         Ok(latest.map(to_wit))
     }
 }

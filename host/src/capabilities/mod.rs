@@ -136,6 +136,21 @@ impl CallState {
     }
 }
 
+/// Awaits a database trip an import makes, ending the call as a timeout when the call's
+/// `deadline` passes first: a slow or locked database (a PostgreSQL server far away, another
+/// process's long write) never holds a call past its deadline. A SQLite trip already on the
+/// blocking pool finishes there; nothing waits for it.
+pub(crate) async fn within_deadline<T>(
+    deadline: Option<std::time::Instant>,
+    trip: impl std::future::Future<Output = crate::Result<T>>,
+) -> wasmtime::Result<T> {
+    let Some(deadline) = deadline else { return Ok(trip.await?) };
+    match tokio::time::timeout_at(deadline.into(), trip).await {
+        Ok(result) => Ok(result?),
+        Err(_) => Err(crate::sandbox::DeadlineExceeded.into()),
+    }
+}
+
 impl crate::bindings::wit::Host for CallState {}
 
 impl WasiView for CallState {
