@@ -15,6 +15,27 @@ pub mod components {
     include!(concat!(env!("OUT_DIR"), "/test_components.rs"));
 }
 
+/// Runs each listed test, an `async fn name(fx: Fixture)` of the calling file, on both
+/// storage backends: as `sqlite::name` on a SQLite file and `postgres::name` on a fresh
+/// database of the test process's PostgreSQL server.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $name() {
+                super::$name($crate::Fixture::on("sqlite")).await
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $name() {
+                super::$name($crate::Fixture::on("postgres")).await
+            })*
+        }
+    };
+}
+
 /// A temporary directory and one fresh database: a file in the directory, or (with
 /// [`Fixture::postgres`]) a new database on the test run's PostgreSQL server.
 pub struct Fixture {
@@ -45,6 +66,15 @@ impl Fixture {
             "sqlite" => Fixture::new(),
             "postgres" => Fixture::postgres(),
             other => panic!("unknown backend `{other}`"),
+        }
+    }
+
+    /// The database as a `--db` argument: the file's path or the server's URL (with its
+    /// password: `Location`'s `Display` hides it).
+    pub fn database_arg(&self) -> String {
+        match &self.database {
+            Location::Sqlite(path) => path.display().to_string(),
+            Location::Postgres(url) => url.clone(),
         }
     }
 
@@ -110,16 +140,79 @@ pub fn turn(session: &str, turn: &str) -> TurnContext {
     TurnContext::new(session, turn)
 }
 
-/// Every stored (plugin, key, value) of `session`, read straight from the SQLite file.
-pub fn dump(db: &Path, session: &str) -> Vec<(String, String, Vec<u8>)> {
-    let conn = rusqlite::Connection::open(db).expect("opening the database");
-    let mut stmt =
-        conn.prepare("SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key").unwrap();
-    stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+/// A database the test helpers read straight from, bypassing the host: a SQLite file (a path)
+/// or a fixture's [`Location`] (a file or a PostgreSQL database, read with `psql`).
+pub trait StoredAt {
+    /// Where the data is.
+    fn location(&self) -> Location;
 }
 
-/// The scratchpad plugin's value under `key` in `session`, read straight from the SQLite file.
-pub fn stored(db: &Path, session: &str, key: &str) -> Option<String> {
+impl StoredAt for Path {
+    fn location(&self) -> Location {
+        Location::Sqlite(self.to_owned())
+    }
+}
+
+impl StoredAt for PathBuf {
+    fn location(&self) -> Location {
+        Location::Sqlite(self.clone())
+    }
+}
+
+impl StoredAt for Location {
+    fn location(&self) -> Location {
+        self.clone()
+    }
+}
+
+/// The database name at the end of a PostgreSQL URL.
+fn database_name(url: &str) -> &str {
+    let path = url.rsplit('/').next().expect("a URL has a path");
+    path.split('?').next().unwrap_or(path)
+}
+
+/// Rows of `sql` on the PostgreSQL database at `url`, each cell hex-decoded (the query
+/// selects every column through `encode(…, 'hex')`).
+fn hex_rows(url: &str, sql: &str) -> Vec<Vec<Vec<u8>>> {
+    let out = postgres::server().psql(database_name(url), sql);
+    out.lines()
+        .filter(|l| !l.is_empty())
+        .map(|line| line.split('|').map(|cell| hex::decode(cell).expect("hex from encode()")).collect())
+        .collect()
+}
+
+/// Every stored (plugin, key, value) of `session`, read straight from the database.
+pub fn dump(db: &(impl StoredAt + ?Sized), session: &str) -> Vec<(String, String, Vec<u8>)> {
+    match db.location() {
+        Location::Sqlite(path) => {
+            let conn = rusqlite::Connection::open(path).expect("opening the database");
+            let mut stmt = conn
+                .prepare("SELECT plugin, key, value FROM plugin_state WHERE session = ?1 ORDER BY plugin, key")
+                .unwrap();
+            stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+        }
+        Location::Postgres(url) => {
+            let session = hex::encode(session);
+            let sql = format!(
+                "SELECT encode(convert_to(plugin, 'UTF8'), 'hex'), encode(convert_to(key, 'UTF8'), 'hex'), \
+                 encode(value, 'hex') FROM plugin_state \
+                 WHERE session = convert_from(decode('{session}', 'hex'), 'UTF8') ORDER BY plugin, key"
+            );
+            let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8");
+            hex_rows(&url, &sql)
+                .into_iter()
+                .map(|mut row| {
+                    let value = row.pop().unwrap();
+                    let key = text(row.pop().unwrap());
+                    (text(row.pop().unwrap()), key, value)
+                })
+                .collect()
+        }
+    }
+}
+
+/// The scratchpad plugin's value under `key` in `session`, read straight from the database.
+pub fn stored(db: &(impl StoredAt + ?Sized), session: &str, key: &str) -> Option<String> {
     dump(db, session)
         .into_iter()
         .find(|(plugin, k, _)| plugin == "scratchpad" && k == key)
@@ -134,9 +227,29 @@ pub fn refusal<T: std::fmt::Debug>(result: scratchpad_host::Result<T>) -> (ToolE
     }
 }
 
-/// Every row of every table of the database at `db`, as text, in a fixed order: equal dumps
-/// mean byte-for-byte equal stored state (sessions, every plugin's keys, observations).
-pub fn dump_all(db: &Path) -> String {
+/// Every row of every table of the database, as text, in a fixed order: equal dumps mean
+/// byte-for-byte equal stored state (sessions, every plugin's keys, observations).
+pub fn dump_all(db: &(impl StoredAt + ?Sized)) -> String {
+    match db.location() {
+        Location::Sqlite(path) => dump_all_sqlite(&path),
+        Location::Postgres(url) => {
+            let tables = postgres::server().psql(
+                database_name(&url),
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+            );
+            let mut out = String::new();
+            for table in tables.lines().filter(|t| !t.is_empty()) {
+                let sql = format!("SELECT row_to_json(t)::text AS row FROM {table} t ORDER BY 1");
+                for row in postgres::server().psql(database_name(&url), &sql).lines() {
+                    out.push_str(&format!("{table}: {row}\n"));
+                }
+            }
+            out
+        }
+    }
+}
+
+fn dump_all_sqlite(db: &Path) -> String {
     let conn = rusqlite::Connection::open(db).expect("opening the database");
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")

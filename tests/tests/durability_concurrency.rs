@@ -12,6 +12,13 @@ use scratchpad_host::{Error, Host, Origin, ToolErrorKind};
 use scratchpad_tests::{Fixture, dump, scratchpad, turn};
 use serde_json::json;
 
+scratchpad_tests::on_both_backends!(
+    sixty_four_tasks_appending_to_one_session_lose_no_update_and_respect_the_budget,
+    the_same_workload_spread_over_a_thousand_sessions_loses_no_update,
+    two_hosts_on_one_database_file_lose_no_update,
+    two_processes_appending_to_one_session_lose_no_update,
+);
+
 const TASKS: usize = 64;
 const PER_TASK: usize = 100;
 
@@ -44,7 +51,7 @@ async fn append(host: &Host, session: &str, line: String, budget: usize) -> (boo
 
 /// The scratchpad's stored notes of `session`, as lines.
 fn stored_lines(fx: &Fixture, session: &str) -> Vec<String> {
-    let notes = dump(&fx.db(), session).into_iter().find(|(p, k, _)| p == "scratchpad" && k == "notes");
+    let notes = dump(&fx.database, session).into_iter().find(|(p, k, _)| p == "scratchpad" && k == "notes");
     notes.map(|(_, _, v)| String::from_utf8(v).unwrap().lines().map(str::to_owned).collect()).unwrap_or_default()
 }
 
@@ -98,9 +105,7 @@ async fn workload(
     outcomes
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sixty_four_tasks_appending_to_one_session_lose_no_update_and_respect_the_budget() {
-    let fx = Fixture::new();
+async fn sixty_four_tasks_appending_to_one_session_lose_no_update_and_respect_the_budget(fx: Fixture) {
     let host = fx.open(vec![scratchpad(json!({}))]).await; // notes budget: 4000 chars
     host.create_session("s", Origin::New).await.unwrap();
     let started = Instant::now();
@@ -114,9 +119,7 @@ async fn sixty_four_tasks_appending_to_one_session_lose_no_update_and_respect_th
     eprintln!("one session: {} appends in {:?}", TASKS * PER_TASK, started.elapsed());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_same_workload_spread_over_a_thousand_sessions_loses_no_update() {
-    let fx = Fixture::new();
+async fn the_same_workload_spread_over_a_thousand_sessions_loses_no_update(fx: Fixture) {
     // A 40-char budget holds five 6-char lines: every session gets six or seven appends, so
     // each sees both accepted and rejected ones.
     let budget = 40;
@@ -148,9 +151,7 @@ async fn the_same_workload_spread_over_a_thousand_sessions_loses_no_update() {
     eprintln!("1,000 sessions: {} appends in {:?}", TASKS * PER_TASK, started.elapsed());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_hosts_on_one_database_file_lose_no_update() {
-    let fx = Fixture::new();
+async fn two_hosts_on_one_database_file_lose_no_update(fx: Fixture) {
     let budget = 100_000;
     let config = || vec![scratchpad(json!({ "notesMaxChars": budget }))];
     let (a, b) = (fx.open(config()).await, fx.open(config()).await);
@@ -167,9 +168,7 @@ async fn two_hosts_on_one_database_file_lose_no_update() {
     eprintln!("two hosts: {} appends in {:?}", TASKS * 25, started.elapsed());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_processes_appending_to_one_session_lose_no_update() {
-    let fx = Fixture::new();
+async fn two_processes_appending_to_one_session_lose_no_update(fx: Fixture) {
     let host = fx.open(vec![scratchpad(json!({ "notesMaxChars": 1_000_000 }))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let count = 300;
@@ -177,7 +176,7 @@ async fn two_processes_appending_to_one_session_lose_no_update() {
         .iter()
         .map(|tag| {
             let child = Command::new(env!("CARGO_BIN_EXE_crash_child"))
-                .arg(fx.db())
+                .arg(fx.database_arg())
                 .args(["s", "append", tag, &count.to_string()])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

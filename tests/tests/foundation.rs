@@ -1,15 +1,24 @@
 //! The foundation end to end: a tool call is stored and injected on the next turn, through
-//! the real component, the real host and a real SQLite file.
+//! the real component, the real host and a real database (SQLite and PostgreSQL, each test on both).
 
 use scratchpad_host::{Error, Origin, PluginFailure, ToolErrorKind};
 use scratchpad_tests::{Fixture, dump, probe, scratchpad, turn};
 use serde_json::json;
 
+scratchpad_tests::on_both_backends!(
+    a_tool_call_is_stored_and_injected_on_the_next_turn,
+    a_new_host_on_the_same_file_still_injects_the_state,
+    two_plugins_state_is_isolated,
+    two_sessions_state_is_isolated,
+    a_call_that_writes_then_traps_persists_nothing,
+    fork_copies_state_and_spawn_does_not,
+    session_creation_refuses_duplicates_and_missing_parents_and_changes_nothing,
+    two_plugins_declaring_one_tool_are_refused_at_load_naming_both,
+);
+
 const SET_NOTES: &str = r#"{"action":"set_notes","content":"root cause: timezone mismatch"}"#;
 
-#[tokio::test]
-async fn a_tool_call_is_stored_and_injected_on_the_next_turn() {
-    let fx = Fixture::new();
+async fn a_tool_call_is_stored_and_injected_on_the_next_turn(fx: Fixture) {
     let host = fx.host().await;
     host.create_session("s", Origin::New).await.unwrap();
     host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
@@ -18,13 +27,11 @@ async fn a_tool_call_is_stored_and_injected_on_the_next_turn() {
     let rendered = prompt.render("", "continue");
     assert!(rendered.user.contains("root cause: timezone mismatch"), "{}", rendered.user);
     assert!(rendered.user.ends_with("continue"), "the message stays last and untouched: {}", rendered.user);
-    let stored = dump(&fx.db(), "s");
+    let stored = dump(&fx.database, "s");
     assert!(stored.iter().any(|(p, _, v)| p == "scratchpad" && v == b"root cause: timezone mismatch"), "{stored:?}");
 }
 
-#[tokio::test]
-async fn a_new_host_on_the_same_file_still_injects_the_state() {
-    let fx = Fixture::new();
+async fn a_new_host_on_the_same_file_still_injects_the_state(fx: Fixture) {
     {
         let host = fx.host().await;
         host.create_session("s", Origin::New).await.unwrap();
@@ -35,9 +42,7 @@ async fn a_new_host_on_the_same_file_still_injects_the_state() {
     assert!(prompt.render("", "").user.contains("root cause: timezone mismatch"));
 }
 
-#[tokio::test]
-async fn two_plugins_state_is_isolated() {
-    let fx = Fixture::new();
+async fn two_plugins_state_is_isolated(fx: Fixture) {
     let host = fx.open(vec![probe("alpha", "a"), probe("beta", "b")]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t = turn("s", "t1");
@@ -49,9 +54,7 @@ async fn two_plugins_state_is_isolated() {
     assert_eq!(host.call_tool(&t, "a.read", r#"{"key":"secret"}"#).await.unwrap().content, "alpha's");
 }
 
-#[tokio::test]
-async fn two_sessions_state_is_isolated() {
-    let fx = Fixture::new();
+async fn two_sessions_state_is_isolated(fx: Fixture) {
     let host = fx.host().await;
     host.create_session("one", Origin::New).await.unwrap();
     host.create_session("two", Origin::New).await.unwrap();
@@ -59,17 +62,15 @@ async fn two_sessions_state_is_isolated() {
 
     let other = host.before_query(&turn("two", "t1"), "hi").await.unwrap();
     assert!(!other.render("", "hi").user.contains("timezone"));
-    assert!(dump(&fx.db(), "two").is_empty());
+    assert!(dump(&fx.database, "two").is_empty());
 }
 
-#[tokio::test]
-async fn a_call_that_writes_then_traps_persists_nothing() {
-    let fx = Fixture::new();
+async fn a_call_that_writes_then_traps_persists_nothing(fx: Fixture) {
     let host = fx.open(vec![scratchpad(json!({})), probe("probe", "p")]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t = turn("s", "t1");
     host.call_tool(&t, "p.write", r#"{"key":"kept","value":"1"}"#).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
 
     let err = host.call_tool(&t, "p.write_then_trap", r#"{"key":"lost","value":"2"}"#).await.unwrap_err();
     match &err {
@@ -80,14 +81,12 @@ async fn a_call_that_writes_then_traps_persists_nothing() {
         }
         other => panic!("expected a trap, got {other}"),
     }
-    assert_eq!(dump(&fx.db(), "s"), before, "the trapped call's write must not persist");
+    assert_eq!(dump(&fx.database, "s"), before, "the trapped call's write must not persist");
     // The host keeps serving the session.
     host.call_tool(&t, "session.scratchpad", SET_NOTES).await.unwrap();
 }
 
-#[tokio::test]
-async fn fork_copies_state_and_spawn_does_not() {
-    let fx = Fixture::new();
+async fn fork_copies_state_and_spawn_does_not(fx: Fixture) {
     let host = fx.host().await;
     host.create_session("parent", Origin::New).await.unwrap();
     host.call_tool(&turn("parent", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
@@ -99,27 +98,23 @@ async fn fork_copies_state_and_spawn_does_not() {
     assert!(forked.user.contains("timezone mismatch"), "{}", forked.user);
     let spawned = host.before_query(&turn("spawned", "t1"), "go").await.unwrap().render("", "go");
     assert!(!spawned.user.contains("timezone mismatch"), "{}", spawned.user);
-    assert!(dump(&fx.db(), "spawned").iter().all(|(_, k, _)| k != "notes"));
+    assert!(dump(&fx.database, "spawned").iter().all(|(_, k, _)| k != "notes"));
 }
 
-#[tokio::test]
-async fn session_creation_refuses_duplicates_and_missing_parents_and_changes_nothing() {
-    let fx = Fixture::new();
+async fn session_creation_refuses_duplicates_and_missing_parents_and_changes_nothing(fx: Fixture) {
     let host = fx.host().await;
     host.create_session("s", Origin::New).await.unwrap();
     host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
 
     assert!(matches!(host.create_session("s", Origin::New).await, Err(Error::SessionExists(id)) if id == "s"));
     let orphan = host.create_session("child", Origin::Fork { parent: "nope".into() }).await;
     assert!(matches!(orphan, Err(Error::SessionNotFound(id)) if id == "nope"));
     assert!(matches!(host.session("child").await, Err(Error::SessionNotFound(_))));
-    assert_eq!(dump(&fx.db(), "s"), before);
+    assert_eq!(dump(&fx.database, "s"), before);
 }
 
-#[tokio::test]
-async fn two_plugins_declaring_one_tool_are_refused_at_load_naming_both() {
-    let fx = Fixture::new();
+async fn two_plugins_declaring_one_tool_are_refused_at_load_naming_both(fx: Fixture) {
     let clash = probe("intruder", "x").with_config(json!({ "prefix": "x", "extraTools": ["session.scratchpad"] }));
     let err = scratchpad_host::Host::open(fx.config(vec![scratchpad(json!({})), clash])).await.err().unwrap();
     let message = err.to_string();

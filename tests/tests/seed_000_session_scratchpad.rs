@@ -1,18 +1,36 @@
 //! Seed 000, "Session Scratchpad": three spaces (notes 4,000 chars, plan 2,000 chars, refs 50
 //! items), every row of the action table and the budget enforcement — through the real host,
-//! the real component and a real SQLite file. The opt-in nudges are in `seed_000_nudges.rs`.
+//! the real component and a real database (each test on SQLite and on PostgreSQL). The opt-in nudges are in `seed_000_nudges.rs`.
 
 use scratchpad_host::{Host, Origin, Placement, ToolErrorKind};
 use scratchpad_tests::{Fixture, dump, refusal, scratchpad, stored, turn};
 use serde_json::{Value, json};
+
+scratchpad_tests::on_both_backends!(
+    only_the_non_empty_spaces_are_prepended_each_under_its_heading,
+    every_response_reports_what_each_space_uses_of_its_budget,
+    set_notes_replaces_notes_entirely,
+    append_notes_adds_a_line_without_a_leading_newline_when_notes_are_empty,
+    set_plan_replaces_the_plan_as_steps_complete,
+    refs_add_adds_one_ref_and_moves_a_present_one_to_newest_instead_of_duplicating,
+    refs_remove_removes_one_ref_by_exact_match,
+    refs_remove_of_an_absent_ref_is_an_error_naming_it_and_changes_nothing,
+    refs_set_replaces_all_refs,
+    set_notes_truncates_to_4000_chars_and_warns_in_the_response,
+    append_notes_that_would_exceed_4000_chars_is_rejected_and_notes_are_unchanged,
+    set_plan_truncates_to_2000_chars_and_warns_in_the_response,
+    refs_add_at_capacity_drops_the_oldest_atomically_never_leaving_49_or_51_items,
+    refs_set_caps_to_the_first_50_and_silently_drops_non_strings,
+    the_limits_are_configurable,
+    malformed_arguments_are_invalid_naming_the_field_and_change_nothing,
+);
 
 const TOOL: &str = "session.scratchpad";
 const START: &str = "[Session Scratchpad - your persistent working memory]";
 const END: &str = "[End Scratchpad]";
 
 /// A host with the scratchpad configured by `config` and one session, `s`.
-async fn session(config: Value) -> (Fixture, Host) {
-    let fx = Fixture::new();
+async fn session(fx: Fixture, config: Value) -> (Fixture, Host) {
     let host = fx.open(vec![scratchpad(config)]).await;
     host.create_session("s", Origin::New).await.unwrap();
     (fx, host)
@@ -29,7 +47,7 @@ async fn prepended(host: &Host, turn_id: &str) -> String {
 }
 
 fn refs(fx: &Fixture) -> Vec<String> {
-    stored(&fx.db(), "s", "refs").map(|json| serde_json::from_str(&json).unwrap()).unwrap_or_default()
+    stored(&fx.database, "s", "refs").map(|json| serde_json::from_str(&json).unwrap()).unwrap_or_default()
 }
 
 fn first_line(response: &str) -> &str {
@@ -38,9 +56,8 @@ fn first_line(response: &str) -> &str {
 
 // ## The three spaces
 
-#[tokio::test]
-async fn only_the_non_empty_spaces_are_prepended_each_under_its_heading() {
-    let (_fx, host) = session(json!({})).await;
+async fn only_the_non_empty_spaces_are_prepended_each_under_its_heading(fx: Fixture) {
+    let (_fx, host) = session(fx, json!({})).await;
     assert_eq!(prepended(&host, "t0").await, "", "nothing at all while every space is empty");
 
     call(&host, json!({"action": "set_plan", "content": "1. Fix auth bug\n2. Add test\n3. Update docs"}))
@@ -60,9 +77,8 @@ async fn only_the_non_empty_spaces_are_prepended_each_under_its_heading() {
     assert_eq!(prepended(&host, "t3").await, all);
 }
 
-#[tokio::test]
-async fn every_response_reports_what_each_space_uses_of_its_budget() {
-    let (_fx, host) = session(json!({})).await;
+async fn every_response_reports_what_each_space_uses_of_its_budget(fx: Fixture) {
+    let (_fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "refs.add", "ref": "src/auth/login.ts"})).await.unwrap();
     let response = call(&host, json!({"action": "set_notes", "content": "héllo"})).await.unwrap();
     assert_eq!(response, "Notes set.\nUsage: notes 5/4000 chars; plan 0/2000 chars; refs 1/50 items");
@@ -70,38 +86,34 @@ async fn every_response_reports_what_each_space_uses_of_its_budget() {
 
 // ## Actions
 
-#[tokio::test]
-async fn set_notes_replaces_notes_entirely() {
-    let (fx, host) = session(json!({})).await;
+async fn set_notes_replaces_notes_entirely(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "set_notes", "content": "first draft"})).await.unwrap();
     call(&host, json!({"action": "set_notes", "content": "root cause: tz"})).await.unwrap();
-    assert_eq!(stored(&fx.db(), "s", "notes").as_deref(), Some("root cause: tz"));
+    assert_eq!(stored(&fx.database, "s", "notes").as_deref(), Some("root cause: tz"));
 }
 
-#[tokio::test]
-async fn append_notes_adds_a_line_without_a_leading_newline_when_notes_are_empty() {
-    let (fx, host) = session(json!({})).await;
+async fn append_notes_adds_a_line_without_a_leading_newline_when_notes_are_empty(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     let response = call(&host, json!({"action": "append_notes", "content": "finding 1"})).await.unwrap();
     assert_eq!(first_line(&response), "Appended to notes.");
     call(&host, json!({"action": "append_notes", "content": "finding 2"})).await.unwrap();
-    assert_eq!(stored(&fx.db(), "s", "notes").as_deref(), Some("finding 1\nfinding 2"));
+    assert_eq!(stored(&fx.database, "s", "notes").as_deref(), Some("finding 1\nfinding 2"));
 }
 
-#[tokio::test]
-async fn set_plan_replaces_the_plan_as_steps_complete() {
-    let (fx, host) = session(json!({})).await;
+async fn set_plan_replaces_the_plan_as_steps_complete(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "set_plan", "content": "1. Fix auth bug\n2. Add test\n3. Update docs"}))
         .await
         .unwrap();
     let updated = "1. ~~Fix auth bug~~ DONE\n2. Add test <-- current\n3. Update docs";
     let response = call(&host, json!({"action": "set_plan", "content": updated})).await.unwrap();
     assert_eq!(first_line(&response), "Plan set.");
-    assert_eq!(stored(&fx.db(), "s", "plan").as_deref(), Some(updated));
+    assert_eq!(stored(&fx.database, "s", "plan").as_deref(), Some(updated));
 }
 
-#[tokio::test]
-async fn refs_add_adds_one_ref_and_moves_a_present_one_to_newest_instead_of_duplicating() {
-    let (fx, host) = session(json!({})).await;
+async fn refs_add_adds_one_ref_and_moves_a_present_one_to_newest_instead_of_duplicating(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     for r in ["src/auth/login.ts", "https://github.com/org/repo/issues/42"] {
         let response = call(&host, json!({"action": "refs.add", "ref": r})).await.unwrap();
         assert_eq!(first_line(&response), format!("Ref added: {r}"));
@@ -111,31 +123,28 @@ async fn refs_add_adds_one_ref_and_moves_a_present_one_to_newest_instead_of_dupl
     assert_eq!(refs(&fx), ["https://github.com/org/repo/issues/42", "src/auth/login.ts"]);
 }
 
-#[tokio::test]
-async fn refs_remove_removes_one_ref_by_exact_match() {
-    let (fx, host) = session(json!({})).await;
+async fn refs_remove_removes_one_ref_by_exact_match(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "refs.set", "items": ["src/auth/login.ts", "src/auth/login.test.ts"]})).await.unwrap();
     let response = call(&host, json!({"action": "refs.remove", "ref": "src/auth/login.ts"})).await.unwrap();
     assert_eq!(first_line(&response), "Ref removed: src/auth/login.ts");
     assert_eq!(refs(&fx), ["src/auth/login.test.ts"]);
 }
 
-#[tokio::test]
-async fn refs_remove_of_an_absent_ref_is_an_error_naming_it_and_changes_nothing() {
-    let (fx, host) = session(json!({})).await;
+async fn refs_remove_of_an_absent_ref_is_an_error_naming_it_and_changes_nothing(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "refs.add", "ref": "src/auth/login.ts"})).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
     for absent in ["src/auth/login", "SRC/auth/login.ts", "src/auth/login.ts "] {
         let (kind, message) = refusal(call(&host, json!({"action": "refs.remove", "ref": absent})).await);
         assert_eq!(kind, ToolErrorKind::NotFound);
         assert!(message.contains(&format!("\"{absent}\"")), "{message}");
     }
-    assert_eq!(dump(&fx.db(), "s"), before);
+    assert_eq!(dump(&fx.database, "s"), before);
 }
 
-#[tokio::test]
-async fn refs_set_replaces_all_refs() {
-    let (fx, host) = session(json!({})).await;
+async fn refs_set_replaces_all_refs(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "refs.add", "ref": "old.rs"})).await.unwrap();
     let items = ["src/auth/login.ts", "https://github.com/org/repo/issues/42"];
     let response = call(&host, json!({"action": "refs.set", "items": items})).await.unwrap();
@@ -145,21 +154,19 @@ async fn refs_set_replaces_all_refs() {
 
 // ## Budget enforcement
 
-#[tokio::test]
-async fn set_notes_truncates_to_4000_chars_and_warns_in_the_response() {
-    let (fx, host) = session(json!({})).await;
+async fn set_notes_truncates_to_4000_chars_and_warns_in_the_response(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     // Two-byte chars: the limit counts chars, and the cut never splits one.
     let response = call(&host, json!({"action": "set_notes", "content": "é".repeat(4100)})).await.unwrap();
     assert_eq!(first_line(&response), "Notes truncated to 4000 chars (original: 4100). Consider summarizing.");
     assert!(response.ends_with("Usage: notes 4000/4000 chars; plan 0/2000 chars; refs 0/50 items"), "{response}");
-    assert_eq!(stored(&fx.db(), "s", "notes"), Some("é".repeat(4000)));
+    assert_eq!(stored(&fx.database, "s", "notes"), Some("é".repeat(4000)));
 }
 
-#[tokio::test]
-async fn append_notes_that_would_exceed_4000_chars_is_rejected_and_notes_are_unchanged() {
-    let (fx, host) = session(json!({})).await;
+async fn append_notes_that_would_exceed_4000_chars_is_rejected_and_notes_are_unchanged(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "set_notes", "content": "n".repeat(3990)})).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
 
     let (kind, message) = refusal(call(&host, json!({"action": "append_notes", "content": "x".repeat(10)})).await);
     assert_eq!(kind, ToolErrorKind::Rejected);
@@ -167,24 +174,22 @@ async fn append_notes_that_would_exceed_4000_chars_is_rejected_and_notes_are_unc
     assert!(message.contains("4001 chars") && message.contains("4000 char budget"), "{message}");
     assert!(message.contains("(current: 3990, append: 10)"), "{message}");
     assert!(message.contains("Use set_notes"), "suggests overwriting with a summary: {message}");
-    assert_eq!(dump(&fx.db(), "s"), before, "notes unchanged, byte for byte");
+    assert_eq!(dump(&fx.database, "s"), before, "notes unchanged, byte for byte");
 
     // Exactly at the limit (3990 + newline + 9) is accepted.
     call(&host, json!({"action": "append_notes", "content": "x".repeat(9)})).await.unwrap();
-    assert_eq!(stored(&fx.db(), "s", "notes").unwrap().chars().count(), 4000);
+    assert_eq!(stored(&fx.database, "s", "notes").unwrap().chars().count(), 4000);
 }
 
-#[tokio::test]
-async fn set_plan_truncates_to_2000_chars_and_warns_in_the_response() {
-    let (fx, host) = session(json!({})).await;
+async fn set_plan_truncates_to_2000_chars_and_warns_in_the_response(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     let response = call(&host, json!({"action": "set_plan", "content": "😀".repeat(2001)})).await.unwrap();
     assert_eq!(first_line(&response), "Plan truncated to 2000 chars (original: 2001). Consider summarizing.");
-    assert_eq!(stored(&fx.db(), "s", "plan"), Some("😀".repeat(2000)));
+    assert_eq!(stored(&fx.database, "s", "plan"), Some("😀".repeat(2000)));
 }
 
-#[tokio::test]
-async fn refs_add_at_capacity_drops_the_oldest_atomically_never_leaving_49_or_51_items() {
-    let (fx, host) = session(json!({})).await;
+async fn refs_add_at_capacity_drops_the_oldest_atomically_never_leaving_49_or_51_items(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     let full: Vec<String> = (0..50).map(|i| format!("src/file_{i}.rs")).collect();
     call(&host, json!({"action": "refs.set", "items": full})).await.unwrap();
 
@@ -206,9 +211,8 @@ async fn refs_add_at_capacity_drops_the_oldest_atomically_never_leaving_49_or_51
     );
 }
 
-#[tokio::test]
-async fn refs_set_caps_to_the_first_50_and_silently_drops_non_strings() {
-    let (fx, host) = session(json!({})).await;
+async fn refs_set_caps_to_the_first_50_and_silently_drops_non_strings(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     let mut items = vec![json!(1), json!(null), json!({"path": "a.rs"}), json!(["b.rs"]), json!(true), json!("")];
     items.extend((0..60).map(|i| json!(format!("ref-{i}"))));
     let response = call(&host, json!({"action": "refs.set", "items": items})).await.unwrap();
@@ -216,9 +220,8 @@ async fn refs_set_caps_to_the_first_50_and_silently_drops_non_strings() {
     assert_eq!(refs(&fx), (0..50).map(|i| format!("ref-{i}")).collect::<Vec<_>>());
 }
 
-#[tokio::test]
-async fn the_limits_are_configurable() {
-    let (fx, host) = session(json!({"notesMaxChars": 10, "planMaxChars": 5, "refsMaxItems": 2})).await;
+async fn the_limits_are_configurable(fx: Fixture) {
+    let (fx, host) = session(fx, json!({"notesMaxChars": 10, "planMaxChars": 5, "refsMaxItems": 2})).await;
     let response = call(&host, json!({"action": "set_notes", "content": "0123456789abc"})).await.unwrap();
     assert_eq!(first_line(&response), "Notes truncated to 10 chars (original: 13). Consider summarizing.");
     call(&host, json!({"action": "set_plan", "content": "1. a 2. b"})).await.unwrap();
@@ -227,7 +230,7 @@ async fn the_limits_are_configurable() {
     }
     let response = call(&host, json!({"action": "append_notes", "content": "x"})).await;
     assert_eq!(refusal(response).0, ToolErrorKind::Rejected);
-    assert_eq!(stored(&fx.db(), "s", "plan").as_deref(), Some("1. a "));
+    assert_eq!(stored(&fx.database, "s", "plan").as_deref(), Some("1. a "));
     assert_eq!(refs(&fx), ["b", "c"]);
     let usage = call(&host, json!({"action": "refs.add", "ref": "c"})).await.unwrap();
     assert!(usage.ends_with("Usage: notes 10/10 chars; plan 5/5 chars; refs 2/2 items"), "{usage}");
@@ -235,12 +238,11 @@ async fn the_limits_are_configurable() {
 
 // ## Malformed arguments
 
-#[tokio::test]
-async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing() {
-    let (fx, host) = session(json!({})).await;
+async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing(fx: Fixture) {
+    let (fx, host) = session(fx, json!({})).await;
     call(&host, json!({"action": "set_notes", "content": "keep me"})).await.unwrap();
     call(&host, json!({"action": "refs.add", "ref": "keep.rs"})).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
     let cases = [
         ("not json", "not valid JSON"),
         ("[\"set_notes\"]", "JSON object"),
@@ -261,5 +263,5 @@ async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing() {
         assert_eq!(kind, ToolErrorKind::InvalidArguments, "{args}");
         assert!(message.contains(expected), "{args}: {message}");
     }
-    assert_eq!(dump(&fx.db(), "s"), before);
+    assert_eq!(dump(&fx.database, "s"), before);
 }

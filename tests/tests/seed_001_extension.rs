@@ -2,11 +2,29 @@
 //! `{content, mode}` form, its token budget counted with the host's real tokenizer
 //! (cl100k_base), the data flow (write on turn N, prepended on N+1, still there after
 //! compaction and after a host restart), the `before_session_create` guidance and
-//! `enabled: false` — through the real host, the real component and a real SQLite file.
+//! `enabled: false` — through the real host, the real component and a real database (each test on SQLite and on PostgreSQL).
 
 use scratchpad_host::{Error, Host, Origin, Placement, ToolErrorKind};
 use scratchpad_tests::{Fixture, dump, refusal, scratchpad, stored, turn};
 use serde_json::{Value, json};
+
+scratchpad_tests::on_both_backends!(
+    replace_reports_the_tokens_used_of_the_budget,
+    replace_over_the_budget_truncates_to_max_tokens_and_warns_with_the_original_count,
+    append_over_the_budget_is_rejected_with_the_current_and_append_counts,
+    append_within_the_budget_adds_to_the_existing_content,
+    mode_defaults_to_replace,
+    every_response_also_shows_the_token_usage,
+    without_the_token_budget_the_same_messages_count_chars,
+    malformed_arguments_are_invalid_naming_the_field_and_change_nothing,
+    a_write_on_turn_n_is_prepended_to_the_message_of_turn_n_plus_1,
+    the_users_message_is_never_changed_or_persisted_with_the_block,
+    the_scratchpad_is_still_prepended_after_compaction,
+    the_scratchpad_survives_a_host_restart_on_the_same_file,
+    the_tool_is_registered_as_session_scratchpad_with_content_and_mode,
+    guidance_is_appended_to_the_system_prompt_with_the_configured_budgets,
+    when_disabled_there_is_no_tool_no_injection_and_no_guidance,
+);
 
 const TOOL: &str = "session.scratchpad";
 const PLAN: &str = "## Plan\n1. Fix X\n2. Test Y";
@@ -39,29 +57,23 @@ fn tokens(n: usize) -> String {
 
 // ## Token budget enforcement
 
-#[tokio::test]
-async fn replace_reports_the_tokens_used_of_the_budget() {
-    let fx = Fixture::new();
+async fn replace_reports_the_tokens_used_of_the_budget(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     assert_eq!(host.count_tokens(PLAN), 12);
     assert_eq!(write(&host, "t1", PLAN, "replace").await.unwrap(), "Scratchpad updated (12 tokens / 2000 budget)");
 }
 
-#[tokio::test]
-async fn replace_over_the_budget_truncates_to_max_tokens_and_warns_with_the_original_count() {
-    let fx = Fixture::new();
+async fn replace_over_the_budget_truncates_to_max_tokens_and_warns_with_the_original_count(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     let response = write(&host, "t1", &tokens(3200), "replace").await.unwrap();
     assert_eq!(response, "Scratchpad truncated to 2000 tokens (original: 3200). Consider summarizing.");
-    assert_eq!(stored(&fx.db(), "s", "notes"), Some(tokens(2000)));
+    assert_eq!(stored(&fx.database, "s", "notes"), Some(tokens(2000)));
 }
 
-#[tokio::test]
-async fn append_over_the_budget_is_rejected_with_the_current_and_append_counts() {
-    let fx = Fixture::new();
+async fn append_over_the_budget_is_rejected_with_the_current_and_append_counts(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     write(&host, "t1", &tokens(1800), "replace").await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
 
     let (kind, message) = refusal(write(&host, "t1", &tokens(500), "append").await);
     assert_eq!(kind, ToolErrorKind::Rejected);
@@ -70,40 +82,32 @@ async fn append_over_the_budget_is_rejected_with_the_current_and_append_counts()
         "Append would exceed 2000 token budget (current: 1800, append: 500). Use mode 'replace' to rewrite, or \
          reduce content."
     );
-    assert_eq!(dump(&fx.db(), "s"), before, "the scratchpad is unchanged");
+    assert_eq!(dump(&fx.database, "s"), before, "the scratchpad is unchanged");
 }
 
-#[tokio::test]
-async fn append_within_the_budget_adds_to_the_existing_content() {
-    let fx = Fixture::new();
+async fn append_within_the_budget_adds_to_the_existing_content(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
     let response = write(&host, "t1", "Finding: X is a tz bug", "append").await.unwrap();
     let expected = format!("{PLAN}\nFinding: X is a tz bug");
     assert_eq!(response, format!("Scratchpad updated ({} tokens / 2000 budget)", host.count_tokens(&expected)));
-    assert_eq!(stored(&fx.db(), "s", "notes"), Some(expected));
+    assert_eq!(stored(&fx.database, "s", "notes"), Some(expected));
 }
 
-#[tokio::test]
-async fn mode_defaults_to_replace() {
-    let fx = Fixture::new();
+async fn mode_defaults_to_replace(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     write(&host, "t1", "old", "replace").await.unwrap();
     host.call_tool(&turn("s", "t1"), TOOL, &json!({"content": PLAN}).to_string()).await.unwrap();
-    assert_eq!(stored(&fx.db(), "s", "notes").as_deref(), Some(PLAN));
+    assert_eq!(stored(&fx.database, "s", "notes").as_deref(), Some(PLAN));
 }
 
-#[tokio::test]
-async fn every_response_also_shows_the_token_usage() {
-    let fx = Fixture::new();
+async fn every_response_also_shows_the_token_usage(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     let out = host.call_tool(&turn("s", "t1"), TOOL, &json!({"content": PLAN}).to_string()).await.unwrap();
     assert!(out.content.ends_with("Usage: notes 26/20000 chars, 12/2000 tokens; plan 0/2000 chars; refs 0/50 items"));
 }
 
-#[tokio::test]
-async fn without_the_token_budget_the_same_messages_count_chars() {
-    let fx = Fixture::new();
+async fn without_the_token_budget_the_same_messages_count_chars(fx: Fixture) {
     let host = session(&fx, json!({})).await;
     assert_eq!(write(&host, "t1", PLAN, "replace").await.unwrap(), "Scratchpad updated (26 chars / 4000 budget)");
     let response = write(&host, "t1", &"a".repeat(4500), "replace").await.unwrap();
@@ -117,12 +121,10 @@ async fn without_the_token_budget_the_same_messages_count_chars() {
     );
 }
 
-#[tokio::test]
-async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing() {
-    let fx = Fixture::new();
+async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
     for (args, field) in [
         (r#"{"content": "x", "mode": "overwrite"}"#, "`mode` must be \"replace\" or \"append\""),
         (r#"{"content": "x", "mode": 1}"#, "`mode` must be a string"),
@@ -135,14 +137,12 @@ async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing() {
         assert_eq!(kind, ToolErrorKind::InvalidArguments, "{args}");
         assert!(message.contains(field), "{args}: {message}");
     }
-    assert_eq!(dump(&fx.db(), "s"), before);
+    assert_eq!(dump(&fx.database, "s"), before);
 }
 
 // ## Data flow
 
-#[tokio::test]
-async fn a_write_on_turn_n_is_prepended_to_the_message_of_turn_n_plus_1() {
-    let fx = Fixture::new();
+async fn a_write_on_turn_n_is_prepended_to_the_message_of_turn_n_plus_1(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     write(&host, "turn-n", PLAN, "replace").await.unwrap();
 
@@ -153,23 +153,19 @@ async fn a_write_on_turn_n_is_prepended_to_the_message_of_turn_n_plus_1() {
     assert_eq!(prompt.render("", "continue with step 2").user, format!("{BLOCK}\n\ncontinue with step 2"));
 }
 
-#[tokio::test]
-async fn the_users_message_is_never_changed_or_persisted_with_the_block() {
-    let fx = Fixture::new();
+async fn the_users_message_is_never_changed_or_persisted_with_the_block(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
     let message = "continue with step 2";
     let prompt = host.before_query(&turn("s", "t2"), message).await.unwrap();
 
     assert!(prompt.injections.iter().all(|i| !i.text.contains(message)), "an injection, not a rewrite");
-    let stored = dump(&fx.db(), "s");
+    let stored = dump(&fx.database, "s");
     assert!(stored.iter().all(|(_, _, v)| !String::from_utf8_lossy(v).contains(message)), "{stored:?}");
     assert_eq!(prompt.render("", message).user.strip_suffix(message).unwrap(), format!("{BLOCK}\n\n"));
 }
 
-#[tokio::test]
-async fn the_scratchpad_is_still_prepended_after_compaction() {
-    let fx = Fixture::new();
+async fn the_scratchpad_is_still_prepended_after_compaction(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
     for i in 2..=7 {
@@ -183,9 +179,7 @@ async fn the_scratchpad_is_still_prepended_after_compaction() {
     assert_eq!(host.session("s").await.unwrap().compaction_count, 1);
 }
 
-#[tokio::test]
-async fn the_scratchpad_survives_a_host_restart_on_the_same_file() {
-    let fx = Fixture::new();
+async fn the_scratchpad_survives_a_host_restart_on_the_same_file(fx: Fixture) {
     {
         let host = session(&fx, seed_001()).await;
         write(&host, "t1", PLAN, "replace").await.unwrap();
@@ -200,9 +194,7 @@ async fn the_scratchpad_survives_a_host_restart_on_the_same_file() {
 
 // ## Tool definition, guidance, enabled
 
-#[tokio::test]
-async fn the_tool_is_registered_as_session_scratchpad_with_content_and_mode() {
-    let fx = Fixture::new();
+async fn the_tool_is_registered_as_session_scratchpad_with_content_and_mode(fx: Fixture) {
     let host = session(&fx, seed_001()).await;
     let tools = host.tools(&turn("s", "t1")).await.unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), [TOOL]);
@@ -215,9 +207,7 @@ async fn the_tool_is_registered_as_session_scratchpad_with_content_and_mode() {
     assert_eq!(parameters["properties"]["mode"]["default"], "replace");
 }
 
-#[tokio::test]
-async fn guidance_is_appended_to_the_system_prompt_with_the_configured_budgets() {
-    let fx = Fixture::new();
+async fn guidance_is_appended_to_the_system_prompt_with_the_configured_budgets(fx: Fixture) {
     let host = fx
         .open(vec![scratchpad(json!({"tokenBudget": true, "maxTokens": 1500, "notesMaxChars": 6000,
         "planMaxChars": 1000, "refsMaxItems": 20}))])
@@ -243,9 +233,7 @@ async fn guidance_is_appended_to_the_system_prompt_with_the_configured_budgets()
     }
 }
 
-#[tokio::test]
-async fn when_disabled_there_is_no_tool_no_injection_and_no_guidance() {
-    let fx = Fixture::new();
+async fn when_disabled_there_is_no_tool_no_injection_and_no_guidance(fx: Fixture) {
     {
         let host = session(&fx, seed_001()).await;
         write(&host, "t1", PLAN, "replace").await.unwrap();
@@ -264,5 +252,5 @@ async fn when_disabled_there_is_no_tool_no_injection_and_no_guidance() {
     // What was written while enabled stays stored, but is not injected.
     let prompt = host.before_query(&turn("s", "t2"), "continue with step 2").await.unwrap();
     assert_eq!(prompt.at(Placement::PrependContext).count(), 0, "{prompt:?}");
-    assert_eq!(stored(&fx.db(), "s", "notes").as_deref(), Some(PLAN));
+    assert_eq!(stored(&fx.database, "s", "notes").as_deref(), Some(PLAN));
 }

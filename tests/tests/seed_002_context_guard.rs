@@ -1,6 +1,7 @@
-//! Seed 002, part A: the context-guard component through the real host and a real SQLite
-//! file — memory flush at 50 / 75 / 90 %, flushActioned, the context line, the pre-compaction
-//! warning, and rolling checkpoints written by the embedder's summarizer.
+//! Seed 002, part A: the context-guard component through the real host and a real database
+//! (each test on SQLite and on PostgreSQL) — memory flush at 50 / 75 / 90 %, flushActioned,
+//! the context line, the pre-compaction warning, and rolling checkpoints written by the
+//! embedder's summarizer.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,6 +11,20 @@ use scratchpad_host::{
 };
 use scratchpad_tests::Fixture;
 use serde_json::json;
+
+scratchpad_tests::on_both_backends!(
+    each_flush_threshold_fires_once_per_compaction_cycle_and_rearms_after_compaction,
+    each_delivery_mode_maps_onto_its_placement,
+    the_context_line_shows_usage_in_the_system_prompt,
+    flush_actioned_records_whether_the_agent_wrote_memory_after_the_urgent_flush,
+    the_pre_compaction_warning_comes_when_usage_reaches_the_window_minus_the_reserve,
+    checkpoints_are_written_at_token_thresholds_and_every_15_messages,
+    no_checkpoint_is_made_below_min_tokens_for_gen,
+    the_compaction_fast_path_uses_a_checkpoint_covering_more_than_half_the_tokens,
+    checkpoints_on_without_a_summarizer_refuse_to_load_with_a_clear_error,
+    a_failing_summarizer_is_reported_and_the_turn_is_kept,
+    without_the_runtimes_figures_usage_is_estimated_with_the_hosts_tokenizer,
+);
 
 const WINDOW: u64 = 200_000;
 
@@ -63,9 +78,7 @@ async fn injected(host: &Host, turn: u32, used: u64, placement: Placement) -> Ve
     prompt.at(placement).map(|i| i.text.clone()).collect()
 }
 
-#[tokio::test]
-async fn each_flush_threshold_fires_once_per_compaction_cycle_and_rearms_after_compaction() {
-    let fx = Fixture::new();
+async fn each_flush_threshold_fires_once_per_compaction_cycle_and_rearms_after_compaction(fx: Fixture) {
     let host = open(&fx, json!({ "showContext": false }), None).await;
     assert!(injected(&host, 0, 99_999, Placement::AppendSystem).await.is_empty());
     assert_eq!(
@@ -93,9 +106,7 @@ async fn each_flush_threshold_fires_once_per_compaction_cycle_and_rearms_after_c
     assert_eq!(injected(&host, 8, 101_000, Placement::AppendSystem).await.len(), 1, "re-armed by the compaction");
 }
 
-#[tokio::test]
-async fn each_delivery_mode_maps_onto_its_placement() {
-    let fx = Fixture::new();
+async fn each_delivery_mode_maps_onto_its_placement(fx: Fixture) {
     let thresholds = json!([
         { "percent": 10, "prompt": "Ten.", "injectAs": "system" },
         { "percent": 20, "prompt": "Twenty.", "injectAs": "user" },
@@ -110,9 +121,7 @@ async fn each_delivery_mode_maps_onto_its_placement() {
     assert_eq!(rendered.user, "next\n\n[SYSTEM: memory flush]\nThirty.", "the user's message itself is untouched");
 }
 
-#[tokio::test]
-async fn the_context_line_shows_usage_in_the_system_prompt() {
-    let fx = Fixture::new();
+async fn the_context_line_shows_usage_in_the_system_prompt(fx: Fixture) {
     let host = open(&fx, json!({ "memoryFlush": { "enabled": false } }), None).await;
     assert_eq!(injected(&host, 0, 156_000, Placement::AppendSystem).await, ["[Context: 156k/200k tokens (78%)]"]);
     let quiet = open(&Fixture::new(), json!({ "showContext": false, "memoryFlush": { "enabled": false } }), None).await;
@@ -123,9 +132,7 @@ async fn flush_actioned(host: &Host) -> Option<serde_json::Value> {
     host.metadata("s").await.unwrap().into_iter().find(|m| m.key == "flushActioned").map(|m| m.value)
 }
 
-#[tokio::test]
-async fn flush_actioned_records_whether_the_agent_wrote_memory_after_the_urgent_flush() {
-    let fx = Fixture::new();
+async fn flush_actioned_records_whether_the_agent_wrote_memory_after_the_urgent_flush(fx: Fixture) {
     let host = open(&fx, json!({}), None).await;
     host.before_query(&at(0, 185_000), "go on").await.unwrap();
     assert_eq!(flush_actioned(&host).await, Some(json!(false)));
@@ -148,9 +155,7 @@ async fn flush_actioned_records_whether_the_agent_wrote_memory_after_the_urgent_
     assert_eq!(flush_actioned(&host).await, Some(json!(false)), "a write in a later turn does not count");
 }
 
-#[tokio::test]
-async fn the_pre_compaction_warning_comes_when_usage_reaches_the_window_minus_the_reserve() {
-    let fx = Fixture::new();
+async fn the_pre_compaction_warning_comes_when_usage_reaches_the_window_minus_the_reserve(fx: Fixture) {
     let host = open(&fx, json!({ "compaction": { "reserveTokens": 4000 } }), None).await;
     assert!(host.before_compaction(&at(0, 195_999)).await.unwrap().is_empty());
     let warnings = host.before_compaction(&at(0, 196_000)).await.unwrap();
@@ -164,9 +169,7 @@ async fn the_pre_compaction_warning_comes_when_usage_reaches_the_window_minus_th
     assert!(warnings[0].text.contains("Review your session notepad"));
 }
 
-#[tokio::test]
-async fn checkpoints_are_written_at_token_thresholds_and_every_15_messages() {
-    let fx = Fixture::new();
+async fn checkpoints_are_written_at_token_thresholds_and_every_15_messages(fx: Fixture) {
     let summarizer = TestSummarizer::default();
     let host = open(&fx, json!({ "showContext": false }), Some(summarizer.clone())).await;
     host.after_response(&at(0, 40_000), "r").await.unwrap();
@@ -197,9 +200,7 @@ async fn checkpoints_are_written_at_token_thresholds_and_every_15_messages() {
     assert_eq!(requests[1].plugin, "context-guard");
 }
 
-#[tokio::test]
-async fn no_checkpoint_is_made_below_min_tokens_for_gen() {
-    let fx = Fixture::new();
+async fn no_checkpoint_is_made_below_min_tokens_for_gen(fx: Fixture) {
     let summarizer = TestSummarizer::default();
     let config = json!({ "checkpoint": { "minTokensForGen": 10000, "tokenThresholdPercents": [1] } });
     let host = open(&fx, config, Some(summarizer.clone())).await;
@@ -210,9 +211,7 @@ async fn no_checkpoint_is_made_below_min_tokens_for_gen() {
     assert!(summarizer.requests.lock().unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn the_compaction_fast_path_uses_a_checkpoint_covering_more_than_half_the_tokens() {
-    let fx = Fixture::new();
+async fn the_compaction_fast_path_uses_a_checkpoint_covering_more_than_half_the_tokens(fx: Fixture) {
     let host = open(&fx, json!({}), Some(TestSummarizer::default())).await;
     host.after_response(&at(0, 100_000), "r").await.unwrap();
     let latest = host.latest_checkpoint("s").await.unwrap().unwrap();
@@ -221,9 +220,7 @@ async fn the_compaction_fast_path_uses_a_checkpoint_covering_more_than_half_the_
     assert_eq!(host.compaction_checkpoint("s", 200_000).await.unwrap(), None, "only half: summarise now");
 }
 
-#[tokio::test]
-async fn checkpoints_on_without_a_summarizer_refuse_to_load_with_a_clear_error() {
-    let fx = Fixture::new();
+async fn checkpoints_on_without_a_summarizer_refuse_to_load_with_a_clear_error(fx: Fixture) {
     let config = fx.config(vec![guard(json!({ "checkpoint": { "enabled": true } }))]);
     match Host::open(config).await {
         Err(Error::Load { plugin, message }) => {
@@ -238,9 +235,7 @@ async fn checkpoints_on_without_a_summarizer_refuse_to_load_with_a_clear_error()
     assert!(host.checkpoints("s").await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn a_failing_summarizer_is_reported_and_the_turn_is_kept() {
-    let fx = Fixture::new();
+async fn a_failing_summarizer_is_reported_and_the_turn_is_kept(fx: Fixture) {
     let summarizer = TestSummarizer { fail: true, ..TestSummarizer::default() };
     let host = open(&fx, json!({ "showContext": false }), Some(summarizer)).await;
     match host.after_response(&at(0, 120_000), "r").await {
@@ -256,9 +251,7 @@ async fn a_failing_summarizer_is_reported_and_the_turn_is_kept() {
     host.after_response(&at(1, 121_000), "r").await.unwrap();
 }
 
-#[tokio::test]
-async fn without_the_runtimes_figures_usage_is_estimated_with_the_hosts_tokenizer() {
-    let fx = Fixture::new();
+async fn without_the_runtimes_figures_usage_is_estimated_with_the_hosts_tokenizer(fx: Fixture) {
     let host = open(&fx, json!({ "contextWindow": 8, "memoryFlush": { "enabled": false } }), None).await;
     // "hello world" is 2 tokens in cl100k_base: 2 of 8.
     let prompt = host.before_query(&TurnContext::new("s", "t0"), "hello world").await.unwrap();

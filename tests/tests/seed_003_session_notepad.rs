@@ -2,11 +2,36 @@
 //! meta-tools, the `## Session Notepad` section of the system prompt with its empty-state hint,
 //! the system-prompt instruction, the pre-compaction warning, sub-sessions and forks, and the
 //! sandbox API for code outside the model — through the real host, the real component and a
-//! real SQLite file.
+//! real database (each test on SQLite and on PostgreSQL).
 
 use scratchpad_host::{Error, Host, NotepadUsage, Origin, Placement, SANDBOX_TURN_ID, ToolErrorKind};
 use scratchpad_tests::{Fixture, dump, refusal, scratchpad, stored, turn};
 use serde_json::{Value, json};
+
+scratchpad_tests::on_both_backends!(
+    read_notepad_returns_an_empty_string_before_anything_is_written,
+    write_notepad_replaces_everything_and_an_empty_write_clears_it,
+    find_replace_marks_a_todo_done_replacing_the_first_occurrence_unless_replace_all,
+    append_and_prepend_add_a_line_at_either_end,
+    delete_removes_the_given_text,
+    edits_of_text_that_is_not_there_are_not_found_and_change_nothing,
+    edits_past_the_budget_are_rejected_and_change_nothing_while_a_long_write_is_truncated,
+    after_the_limit_is_lowered_edits_that_shrink_the_notepad_are_still_accepted,
+    malformed_arguments_are_invalid_naming_the_field_and_change_nothing,
+    the_three_meta_tools_are_offered_with_the_seeds_parameters,
+    an_empty_notepad_shows_the_hint_which_disappears_once_something_is_written,
+    the_notepad_is_appended_to_the_system_prompt_after_the_instruction_every_turn,
+    before_compaction_asks_for_one_warning_turn_and_the_notepad_is_kept_in_full_after,
+    spawn_session_starts_with_an_empty_notepad_unless_copy_notepad,
+    fork_session_always_copies_the_notepad,
+    after_creation_a_childs_edits_never_reach_its_parent,
+    after_creation_a_parents_edits_never_reach_its_children,
+    agent_authored_code_reads_writes_and_appends_the_notepad_the_model_sees,
+    a_sandbox_append_past_the_budget_is_refused_with_the_limit_and_changes_nothing,
+    the_sandbox_api_works_when_the_model_is_offered_only_session_scratchpad,
+    sandbox_calls_belong_to_the_current_turn_and_never_count_as_a_turn,
+    the_sandbox_api_names_a_missing_session,
+);
 
 const HEADING: &str = "## Session Notepad";
 const EMPTY_HINT: &str = "(empty — use write_notepad or update_notepad to save working notes, findings, and task \
@@ -49,17 +74,13 @@ async fn section(host: &Host, session: &str, turn_id: &str) -> String {
 
 // ## Meta-tools
 
-#[tokio::test]
-async fn read_notepad_returns_an_empty_string_before_anything_is_written() {
-    let fx = Fixture::new();
+async fn read_notepad_returns_an_empty_string_before_anything_is_written(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     let empty = json!({"content": "", "usage": "notepad 0/4000 chars"});
     assert_eq!(tool(&host, "s", "read_notepad", json!({})).await.unwrap(), empty);
 }
 
-#[tokio::test]
-async fn write_notepad_replaces_everything_and_an_empty_write_clears_it() {
-    let fx = Fixture::new();
+async fn write_notepad_replaces_everything_and_an_empty_write_clears_it(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     tool(&host, "s", "write_notepad", json!({"content": "scratch"})).await.unwrap();
     let out = tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
@@ -68,12 +89,10 @@ async fn write_notepad_replaces_everything_and_an_empty_write_clears_it() {
 
     tool(&host, "s", "write_notepad", json!({"content": ""})).await.unwrap();
     assert_eq!(read(&host, "s").await, "");
-    assert_eq!(stored(&fx.db(), "s", "notes"), None);
+    assert_eq!(stored(&fx.database, "s", "notes"), None);
 }
 
-#[tokio::test]
-async fn find_replace_marks_a_todo_done_replacing_the_first_occurrence_unless_replace_all() {
-    let fx = Fixture::new();
+async fn find_replace_marks_a_todo_done_replacing_the_first_occurrence_unless_replace_all(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     let out = update(&host, json!({"operation": "find_replace", "find": "- [ ]", "replace": "- [x]"})).await.unwrap();
@@ -85,9 +104,7 @@ async fn find_replace_marks_a_todo_done_replacing_the_first_occurrence_unless_re
     assert_eq!(read(&host, "s").await, TODO.replace("- [x]", "- [ ]"));
 }
 
-#[tokio::test]
-async fn append_and_prepend_add_a_line_at_either_end() {
-    let fx = Fixture::new();
+async fn append_and_prepend_add_a_line_at_either_end(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     update(&host, json!({"operation": "append", "content": "## Findings"})).await.unwrap();
     update(&host, json!({"operation": "append", "content": "- Q3 gap traced to EMEA"})).await.unwrap();
@@ -95,9 +112,7 @@ async fn append_and_prepend_add_a_line_at_either_end() {
     assert_eq!(read(&host, "s").await, "## Delegated\n- sub_abc: revenue\n## Findings\n- Q3 gap traced to EMEA");
 }
 
-#[tokio::test]
-async fn delete_removes_the_given_text() {
-    let fx = Fixture::new();
+async fn delete_removes_the_given_text(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     tool(&host, "s", "write_notepad", json!({"content": "keep\nobsolete note\nkeep too"})).await.unwrap();
     let out = update(&host, json!({"operation": "delete", "content": "obsolete note\n"})).await.unwrap();
@@ -105,12 +120,10 @@ async fn delete_removes_the_given_text() {
     assert_eq!(read(&host, "s").await, "keep\nkeep too");
 }
 
-#[tokio::test]
-async fn edits_of_text_that_is_not_there_are_not_found_and_change_nothing() {
-    let fx = Fixture::new();
+async fn edits_of_text_that_is_not_there_are_not_found_and_change_nothing(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
     for args in [
         json!({"operation": "find_replace", "find": "- [ ] Create YoY sheet", "replace": "- [x] Create YoY sheet"}),
         json!({"operation": "find_replace", "find": "survey", "replace": "x", "replace_all": true}),
@@ -118,15 +131,13 @@ async fn edits_of_text_that_is_not_there_are_not_found_and_change_nothing() {
     ] {
         assert_eq!(refusal(update(&host, args).await).0, ToolErrorKind::NotFound);
     }
-    assert_eq!(dump(&fx.db(), "s"), before, "byte for byte");
+    assert_eq!(dump(&fx.database, "s"), before, "byte for byte");
 }
 
-#[tokio::test]
-async fn edits_past_the_budget_are_rejected_and_change_nothing_while_a_long_write_is_truncated() {
-    let fx = Fixture::new();
+async fn edits_past_the_budget_are_rejected_and_change_nothing_while_a_long_write_is_truncated(fx: Fixture) {
     let host = session(&fx, json!({"surfaces": ["notepad"], "notesMaxChars": 20})).await;
     tool(&host, "s", "write_notepad", json!({"content": "0123456789"})).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
     for args in [
         json!({"operation": "append", "content": "abcdefghij"}),
         json!({"operation": "prepend", "content": "abcdefghij"}),
@@ -136,16 +147,14 @@ async fn edits_past_the_budget_are_rejected_and_change_nothing_while_a_long_writ
         assert_eq!(kind, ToolErrorKind::Rejected);
         assert!(message.contains("notepad unchanged") && message.contains("20 char budget"), "{message}");
     }
-    assert_eq!(dump(&fx.db(), "s"), before);
+    assert_eq!(dump(&fx.database, "s"), before);
 
     let out = tool(&host, "s", "write_notepad", json!({"content": "ü".repeat(25)})).await.unwrap();
     assert_eq!(out["warning"], "Notepad truncated to 20 chars (original: 25). Consider summarizing.");
     assert_eq!(read(&host, "s").await, "ü".repeat(20));
 }
 
-#[tokio::test]
-async fn after_the_limit_is_lowered_edits_that_shrink_the_notepad_are_still_accepted() {
-    let fx = Fixture::new();
+async fn after_the_limit_is_lowered_edits_that_shrink_the_notepad_are_still_accepted(fx: Fixture) {
     session(&fx, seed_003()).await.notepad("s").write(TODO).await.unwrap();
     let host = fx.open(vec![scratchpad(json!({"surfaces": ["notepad"], "notesMaxChars": 40}))]).await;
     update(&host, json!({"operation": "delete", "content": "\n- [ ] Add conditional formatting"})).await.unwrap();
@@ -155,12 +164,10 @@ async fn after_the_limit_is_lowered_edits_that_shrink_the_notepad_are_still_acce
     assert_eq!(read(&host, "s").await, "## Plan\n- [x] Survey all sheets\n- [x] Fix Q3 total formulas in Summary");
 }
 
-#[tokio::test]
-async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing() {
-    let fx = Fixture::new();
+async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
     let cases = [
         ("write_notepad", "{}", "`content` is required"),
         ("write_notepad", r#"{"content": null}"#, "`content` must be a string"),
@@ -184,12 +191,10 @@ async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing() {
         assert_eq!(kind, ToolErrorKind::InvalidArguments, "{name} {args}");
         assert!(message.contains(expected), "{name} {args}: {message}");
     }
-    assert_eq!(dump(&fx.db(), "s"), before);
+    assert_eq!(dump(&fx.database, "s"), before);
 }
 
-#[tokio::test]
-async fn the_three_meta_tools_are_offered_with_the_seeds_parameters() {
-    let fx = Fixture::new();
+async fn the_three_meta_tools_are_offered_with_the_seeds_parameters(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     let tools = host.tools(&turn("s", "t1")).await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -204,18 +209,14 @@ async fn the_three_meta_tools_are_offered_with_the_seeds_parameters() {
 
 // ## How it appears in context
 
-#[tokio::test]
-async fn an_empty_notepad_shows_the_hint_which_disappears_once_something_is_written() {
-    let fx = Fixture::new();
+async fn an_empty_notepad_shows_the_hint_which_disappears_once_something_is_written(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     assert_eq!(section(&host, "s", "t1").await, format!("{HEADING}\n{EMPTY_HINT}"));
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     assert_eq!(section(&host, "s", "t2").await, format!("{HEADING}\n{TODO}"));
 }
 
-#[tokio::test]
-async fn the_notepad_is_appended_to_the_system_prompt_after_the_instruction_every_turn() {
-    let fx = Fixture::new();
+async fn the_notepad_is_appended_to_the_system_prompt_after_the_instruction_every_turn(fx: Fixture) {
     let host = fx.open(vec![scratchpad(seed_003())]).await;
     let guidance = host.create_session("s", Origin::New).await.unwrap();
     assert_eq!(guidance.len(), 1);
@@ -240,9 +241,7 @@ async fn the_notepad_is_appended_to_the_system_prompt_after_the_instruction_ever
 
 // ## Pre-compaction warning
 
-#[tokio::test]
-async fn before_compaction_asks_for_one_warning_turn_and_the_notepad_is_kept_in_full_after() {
-    let fx = Fixture::new();
+async fn before_compaction_asks_for_one_warning_turn_and_the_notepad_is_kept_in_full_after(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
 
@@ -271,9 +270,7 @@ async fn parent_with_notepad(fx: &Fixture) -> Host {
     host
 }
 
-#[tokio::test]
-async fn spawn_session_starts_with_an_empty_notepad_unless_copy_notepad() {
-    let fx = Fixture::new();
+async fn spawn_session_starts_with_an_empty_notepad_unless_copy_notepad(fx: Fixture) {
     let host = parent_with_notepad(&fx).await;
     host.create_session("sub_abc", Origin::Spawn { parent: "s".into(), copy: false }).await.unwrap();
     host.create_session("sub_def", Origin::Spawn { parent: "s".into(), copy: true }).await.unwrap();
@@ -283,32 +280,26 @@ async fn spawn_session_starts_with_an_empty_notepad_unless_copy_notepad() {
     assert_eq!(read(&host, "sub_def").await, TODO);
 }
 
-#[tokio::test]
-async fn fork_session_always_copies_the_notepad() {
-    let fx = Fixture::new();
+async fn fork_session_always_copies_the_notepad(fx: Fixture) {
     let host = parent_with_notepad(&fx).await;
     host.create_session("fork", Origin::Fork { parent: "s".into() }).await.unwrap();
     assert_eq!(read(&host, "fork").await, TODO);
     assert_eq!(section(&host, "fork", "t1").await, format!("{HEADING}\n{TODO}"));
 }
 
-#[tokio::test]
-async fn after_creation_a_childs_edits_never_reach_its_parent() {
-    let fx = Fixture::new();
+async fn after_creation_a_childs_edits_never_reach_its_parent(fx: Fixture) {
     let host = parent_with_notepad(&fx).await;
     host.create_session("fork", Origin::Fork { parent: "s".into() }).await.unwrap();
     host.create_session("copy", Origin::Spawn { parent: "s".into(), copy: true }).await.unwrap();
-    let parent_before = dump(&fx.db(), "s");
+    let parent_before = dump(&fx.database, "s");
 
     tool(&host, "fork", "write_notepad", json!({"content": "fork's own"})).await.unwrap();
     tool(&host, "copy", "update_notepad", json!({"operation": "append", "content": "copy's own"})).await.unwrap();
     assert_eq!(read(&host, "s").await, TODO);
-    assert_eq!(dump(&fx.db(), "s"), parent_before);
+    assert_eq!(dump(&fx.database, "s"), parent_before);
 }
 
-#[tokio::test]
-async fn after_creation_a_parents_edits_never_reach_its_children() {
-    let fx = Fixture::new();
+async fn after_creation_a_parents_edits_never_reach_its_children(fx: Fixture) {
     let host = parent_with_notepad(&fx).await;
     host.create_session("fork", Origin::Fork { parent: "s".into() }).await.unwrap();
     host.create_session("copy", Origin::Spawn { parent: "s".into(), copy: true }).await.unwrap();
@@ -323,9 +314,7 @@ async fn after_creation_a_parents_edits_never_reach_its_children() {
 
 // ## Sandbox API: code outside the model (agent-authored tools) goes through the component
 
-#[tokio::test]
-async fn agent_authored_code_reads_writes_and_appends_the_notepad_the_model_sees() {
-    let fx = Fixture::new();
+async fn agent_authored_code_reads_writes_and_appends_the_notepad_the_model_sees(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     let notepad = host.notepad("s");
     assert_eq!(notepad.read().await.unwrap(), "");
@@ -341,18 +330,16 @@ async fn agent_authored_code_reads_writes_and_appends_the_notepad_the_model_sees
     assert_eq!(section(&host, "s", "t2").await, format!("{HEADING}\n{expected}"));
 }
 
-#[tokio::test]
-async fn a_sandbox_append_past_the_budget_is_refused_with_the_limit_and_changes_nothing() {
-    let fx = Fixture::new();
+async fn a_sandbox_append_past_the_budget_is_refused_with_the_limit_and_changes_nothing(fx: Fixture) {
     let host = session(&fx, json!({"surfaces": ["notepad"], "notesMaxChars": 30})).await;
     let notepad = host.notepad("s");
     notepad.write(&"x".repeat(25)).await.unwrap();
-    let before = dump(&fx.db(), "s");
+    let before = dump(&fx.database, "s");
 
     let (kind, message) = refusal(notepad.append("progress: 50%").await);
     assert_eq!(kind, ToolErrorKind::Rejected);
     assert!(message.contains("30 char budget") && message.contains("(current: 25, adding: 13)"), "{message}");
-    assert_eq!(dump(&fx.db(), "s"), before);
+    assert_eq!(dump(&fx.database, "s"), before);
 
     // A write past the budget is truncated, as for the model, and says so.
     let written = notepad.write(&"y".repeat(31)).await.unwrap();
@@ -360,9 +347,7 @@ async fn a_sandbox_append_past_the_budget_is_refused_with_the_limit_and_changes_
     assert_eq!(notepad.read().await.unwrap(), "y".repeat(30));
 }
 
-#[tokio::test]
-async fn the_sandbox_api_works_when_the_model_is_offered_only_session_scratchpad() {
-    let fx = Fixture::new();
+async fn the_sandbox_api_works_when_the_model_is_offered_only_session_scratchpad(fx: Fixture) {
     let host = session(&fx, json!({"tokenBudget": true, "maxTokens": 10})).await;
     let tools = host.tools(&turn("s", "t1")).await.unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["session.scratchpad"]);
@@ -376,9 +361,7 @@ async fn the_sandbox_api_works_when_the_model_is_offered_only_session_scratchpad
     assert!(message.contains("10 token budget"), "the token budget holds too: {message}");
 }
 
-#[tokio::test]
-async fn sandbox_calls_belong_to_the_current_turn_and_never_count_as_a_turn() {
-    let fx = Fixture::new();
+async fn sandbox_calls_belong_to_the_current_turn_and_never_count_as_a_turn(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     let notepad = host.notepad("s");
     let at = |record: scratchpad_host::SessionRecord| (record.turn_id.unwrap(), record.turn_index);
@@ -393,9 +376,7 @@ async fn sandbox_calls_belong_to_the_current_turn_and_never_count_as_a_turn() {
     assert_eq!(at(host.session("s").await.unwrap()), ("t2".to_owned(), 2));
 }
 
-#[tokio::test]
-async fn the_sandbox_api_names_a_missing_session() {
-    let fx = Fixture::new();
+async fn the_sandbox_api_names_a_missing_session(fx: Fixture) {
     let host = session(&fx, seed_003()).await;
     let read = host.notepad("nope").read().await;
     assert!(matches!(&read, Err(Error::SessionNotFound(id)) if id == "nope"), "{read:?}");

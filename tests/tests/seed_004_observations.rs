@@ -11,6 +11,20 @@ use scratchpad_tests::{Fixture, dump_all, turn};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+scratchpad_tests::on_both_backends!(
+    the_89_kb_log_is_offloaded_summarised_read_in_slices_and_resolved_in_full,
+    observations_below_the_threshold_pass_through_unchanged,
+    a_binary_observation_is_summarised_by_size_and_sha256_and_read_as_base64,
+    another_turns_or_sessions_id_is_not_found_exactly_like_an_unknown_id,
+    expired_entries_are_refused_and_collected_at_the_start_of_the_next_turn,
+    gc_on_demand_removes_only_expired_entries,
+    bad_reads_are_clear_errors_that_change_nothing,
+    a_100_mb_observation_is_offloaded_while_guest_memory_stays_flat,
+    past_the_blob_quota_the_model_gets_the_summary_and_the_reason,
+    a_tools_ttl_seconds_metadata_gives_its_entry_its_own_lifetime,
+    tool_hooks_chain_each_plugin_seeing_what_the_one_before_it_handed_on,
+);
+
 /// The embedded observations plugin with `config` and a deadline for behaviour, not speed,
 /// on a loaded test machine (deadlines are tested with the probe component).
 fn observations(config: Value) -> PluginSpec {
@@ -52,9 +66,7 @@ fn offered(tools: &[scratchpad_host::ToolSpec]) -> bool {
     tools.iter().any(|t| t.name == "scratchpad_read")
 }
 
-#[tokio::test]
-async fn the_89_kb_log_is_offloaded_summarised_read_in_slices_and_resolved_in_full() {
-    let fx = Fixture::new();
+async fn the_89_kb_log_is_offloaded_summarised_read_in_slices_and_resolved_in_full(fx: Fixture) {
     let host = fx.open(vec![observations(json!({}))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t1 = turn("s", "t1");
@@ -105,9 +117,7 @@ async fn the_89_kb_log_is_offloaded_summarised_read_in_slices_and_resolved_in_fu
     assert_eq!((stored.len(), stored[0].size_bytes, stored[0].step), (1, 89_042, 1));
 }
 
-#[tokio::test]
-async fn observations_below_the_threshold_pass_through_unchanged() {
-    let fx = Fixture::new();
+async fn observations_below_the_threshold_pass_through_unchanged(fx: Fixture) {
     let host = fx.open(vec![observations(json!({ "thresholdBytes": 4096 }))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let small = Observation::text("x".repeat(4096));
@@ -116,9 +126,7 @@ async fn observations_below_the_threshold_pass_through_unchanged() {
     assert!(host.observations("s").await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn a_binary_observation_is_summarised_by_size_and_sha256_and_read_as_base64() {
-    let fx = Fixture::new();
+async fn a_binary_observation_is_summarised_by_size_and_sha256_and_read_as_base64(fx: Fixture) {
     let host = fx.open(vec![observations(json!({}))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t1 = turn("s", "t1");
@@ -134,9 +142,7 @@ async fn a_binary_observation_is_summarised_by_size_and_sha256_and_read_as_base6
     assert_eq!(decoded, bytes[100..164]);
 }
 
-#[tokio::test]
-async fn another_turns_or_sessions_id_is_not_found_exactly_like_an_unknown_id() {
-    let fx = Fixture::new();
+async fn another_turns_or_sessions_id_is_not_found_exactly_like_an_unknown_id(fx: Fixture) {
     let host = fx.open(vec![observations(json!({}))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     host.create_session("other", Origin::New).await.unwrap();
@@ -161,9 +167,7 @@ async fn another_turns_or_sessions_id_is_not_found_exactly_like_an_unknown_id() 
     assert_eq!(other.0, ToolErrorKind::NotFound);
 }
 
-#[tokio::test]
-async fn expired_entries_are_refused_and_collected_at_the_start_of_the_next_turn() {
-    let fx = Fixture::new();
+async fn expired_entries_are_refused_and_collected_at_the_start_of_the_next_turn(fx: Fixture) {
     let host = fx.open(vec![observations(json!({ "ttlSeconds": 1 }))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t1 = turn("s", "t1");
@@ -178,29 +182,24 @@ async fn expired_entries_are_refused_and_collected_at_the_start_of_the_next_turn
     assert!(host.observations("s").await.unwrap().is_empty(), "the next turn's start collects it");
 }
 
-#[tokio::test]
-async fn gc_on_demand_removes_only_expired_entries() {
-    let fx = Fixture::new();
+async fn gc_on_demand_removes_only_expired_entries(fx: Fixture) {
     let host = fx.open(vec![observations(json!({ "ttlSeconds": 1 }))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     offload(&host, &turn("s", "t1"), 1, Observation::text(big_log())).await;
     assert_eq!(host.gc().await.unwrap(), 0);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(host.gc().await.unwrap(), 1);
-    let conn = rusqlite::Connection::open(fx.db()).unwrap();
-    let chunks: i64 = conn.query_row("SELECT COUNT(*) FROM observation_chunks", [], |r| r.get(0)).unwrap();
-    assert_eq!(chunks, 0, "an entry's content goes with it");
+    let rows = dump_all(&fx.database);
+    assert!(!rows.contains("observation_chunks:"), "an entry's content goes with it: {rows}");
 }
 
-#[tokio::test]
-async fn bad_reads_are_clear_errors_that_change_nothing() {
-    let fx = Fixture::new();
+async fn bad_reads_are_clear_errors_that_change_nothing(fx: Fixture) {
     let host = fx.open(vec![observations(json!({}))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t1 = turn("s", "t1");
     let seen = offload(&host, &t1, 1, Observation::text(big_log())).await;
     let id = seen["scratchpad_id"].as_str().unwrap();
-    let before = dump_all(&fx.db());
+    let before = dump_all(&fx.database);
     let cases = [
         (json!({}), "scratchpad_id"),
         (json!({ "scratchpad_id": 7 }), "scratchpad_id"),
@@ -227,12 +226,10 @@ async fn bad_reads_are_clear_errors_that_change_nothing() {
     let past_end = past_end.unwrap();
     assert_eq!(past_end["content"].as_str().unwrap().len(), 42, "clamped to the end");
     assert!(past_end["note"].is_string(), "and says so: {past_end}");
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_all(&fx.database), before);
 }
 
-#[tokio::test]
-async fn a_100_mb_observation_is_offloaded_while_guest_memory_stays_flat() {
-    let fx = Fixture::new();
+async fn a_100_mb_observation_is_offloaded_while_guest_memory_stays_flat(fx: Fixture) {
     let host = fx.open(vec![observations(json!({}))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t1 = turn("s", "t1");
@@ -254,9 +251,7 @@ async fn a_100_mb_observation_is_offloaded_while_guest_memory_stays_flat() {
     assert_eq!(slice.unwrap()["content"], big[start..]);
 }
 
-#[tokio::test]
-async fn past_the_blob_quota_the_model_gets_the_summary_and_the_reason() {
-    let fx = Fixture::new();
+async fn past_the_blob_quota_the_model_gets_the_summary_and_the_reason(fx: Fixture) {
     let limits = Limits { call_timeout: Duration::from_secs(10), blob_quota_bytes: 200_000, ..Limits::default() };
     let host = fx.open(vec![observations(json!({})).with_limits(limits)]).await;
     host.create_session("s", Origin::New).await.unwrap();
@@ -273,9 +268,7 @@ async fn past_the_blob_quota_the_model_gets_the_summary_and_the_reason() {
     assert_eq!(host.observations("s").await.unwrap().len(), 2);
 }
 
-#[tokio::test]
-async fn a_tools_ttl_seconds_metadata_gives_its_entry_its_own_lifetime() {
-    let fx = Fixture::new();
+async fn a_tools_ttl_seconds_metadata_gives_its_entry_its_own_lifetime(fx: Fixture) {
     let host = fx.open(vec![observations(json!({}))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     let t1 = turn("s", "t1");
@@ -287,9 +280,7 @@ async fn a_tools_ttl_seconds_metadata_gives_its_entry_its_own_lifetime() {
     assert_eq!(lifetimes, [60_000, 3_600_000]);
 }
 
-#[tokio::test]
-async fn tool_hooks_chain_each_plugin_seeing_what_the_one_before_it_handed_on() {
-    let fx = Fixture::new();
+async fn tool_hooks_chain_each_plugin_seeing_what_the_one_before_it_handed_on(fx: Fixture) {
     let echo = scratchpad_tests::probe("probe", "p").with_config(json!({ "prefix": "p", "chainMode": "echo" }));
     let host = fx.open(vec![observations(json!({})), echo]).await;
     host.create_session("s", Origin::New).await.unwrap();

@@ -15,25 +15,7 @@ use scratchpad_host::{
 use scratchpad_tests::{Fixture, components, probe, refusal, scratchpad, turn};
 use serde_json::{Value, json};
 
-/// Runs each listed behaviour on both backends: `sqlite::name` and `postgres::name`.
-macro_rules! conformance {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $name() {
-                super::$name(scratchpad_tests::Fixture::on("sqlite")).await
-            })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $name() {
-                super::$name(scratchpad_tests::Fixture::on("postgres")).await
-            })*
-        }
-    };
-}
-
-conformance!(
+scratchpad_tests::on_both_backends!(
     sessions_are_created_once_with_their_origin,
     a_failed_call_keeps_nothing_and_a_successful_one_everything,
     no_update_is_lost_and_no_budget_exceeded_across_hosts,
