@@ -78,6 +78,19 @@ impl Fixture {
         }
     }
 
+    /// Runs `sql` on the fixture's database behind the host's back (to damage it, say).
+    pub fn execute(&self, sql: &str) {
+        match &self.database {
+            Location::Sqlite(path) => rusqlite::Connection::open(path)
+                .expect("opening the database")
+                .execute_batch(sql)
+                .expect("the SQL runs"),
+            Location::Postgres(url) => {
+                postgres::server().psql(database_name(url), sql);
+            }
+        }
+    }
+
     /// The SQLite database file of a [`Fixture::new`] (tests that look inside the file).
     pub fn db(&self) -> PathBuf {
         self.dir.path().join("scratchpad.db")

@@ -21,6 +21,7 @@ scratchpad_tests::on_both_backends!(
     no_update_is_lost_and_no_budget_exceeded_across_hosts,
     forks_copy_state_and_spawns_start_empty_unless_asked,
     blob_ranges_return_exactly_the_bytes_asked_for,
+    a_damaged_observation_is_an_error_not_a_shorter_read,
     expired_entries_are_collected_once_by_concurrent_collectors,
     checkpoint_ids_are_unique_and_linked_in_order_across_hosts,
     many_hosts_opening_a_fresh_database_at_once_agree_on_its_schema,
@@ -162,6 +163,21 @@ async fn blob_ranges_return_exactly_the_bytes_asked_for(fx: Fixture) {
     assert_eq!((entries.len(), entries[0].size_bytes, entries[0].id.as_str()), (1, 300_000, id.as_str()));
     use sha2::Digest;
     assert_eq!(entries[0].sha256, hex::encode(sha2::Sha256::digest(text.as_bytes())));
+}
+
+async fn a_damaged_observation_is_an_error_not_a_shorter_read(fx: Fixture) {
+    let host = fx.open(vec![observations(json!({}))]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    let t = turn("s", "t1");
+    let text: String = (0..30_000).map(|i| format!("{i:09}\n")).collect();
+    let id = offload(&host, &t, 1, Observation::text(text.clone())).await;
+    fx.execute("DELETE FROM observation_chunks WHERE seq = 2");
+    let range = |start: usize, end: usize| json!({ "scratchpad_id": id, "mode": "range", "start": start, "end": end });
+    let intact = host.call_tool(&t, "scratchpad_read", &range(0, 100).to_string()).await.unwrap();
+    let intact: Value = serde_json::from_str(&intact.content).unwrap();
+    assert_eq!(intact["content"], text[..100], "chunk 0 still reads");
+    let damaged = host.call_tool(&t, "scratchpad_read", &range(131_000, 132_000).to_string()).await;
+    assert!(matches!(damaged, Err(Error::Plugin { .. })), "the missing chunk is an error: {damaged:?}");
 }
 
 async fn expired_entries_are_collected_once_by_concurrent_collectors(fx: Fixture) {

@@ -133,11 +133,22 @@ pub(super) async fn read(
     if rows.is_empty() {
         return Ok(None);
     }
+    let size: i64 = rows[0].get(0);
     let mut buf = Vec::with_capacity(rows.iter().map(|r| r.get::<_, Option<&[u8]>>(1).map_or(0, <[u8]>::len)).sum());
     for row in &rows {
         if let Some(bytes) = row.get::<_, Option<&[u8]>>(1) {
             buf.extend_from_slice(bytes);
         }
+    }
+    // A chunk missing or cut short (a damaged database) is an error, not a shorter read.
+    let expected = end.min(size).saturating_sub(start.min(size));
+    if buf.len() as i64 != expected {
+        return Err(anyhow::anyhow!(
+            "observation `{id}` is damaged in the database: {} of its bytes {start}..{} are stored",
+            buf.len(),
+            start + expected
+        )
+        .into());
     }
     Ok(Some(buf))
 }

@@ -77,6 +77,7 @@ pub(super) async fn begin(
 ) -> Result<Read> {
     let names: Vec<&str> = plugins.iter().map(|p| p.plugin.as_str()).collect();
     let begin = client.prepare_cached(BEGIN).await?;
+    let mut entered = false;
     loop {
         let rows = client.query(&begin, &[&session, &names]).await?;
         let mut head = None;
@@ -94,7 +95,10 @@ pub(super) async fn begin(
             space.insert(row.get(2), row.get(3));
         }
         let head = head.ok_or_else(|| Error::SessionNotFound(session.to_owned()))?;
-        if head.turn_id.as_deref() != Some(turn_id) {
+        // Entered once: another process may switch the session to its own turn right after,
+        // and re-entering would let two processes take turns re-entering without end.
+        if head.turn_id.as_deref() != Some(turn_id) && !entered {
+            entered = true;
             let tokens = tokens.map(|t| t.min(i64::MAX as u64) as i64);
             let started = client.execute(START_TURN, &[&session, &turn_id, &tokens]).await?;
             if started > 0 {

@@ -19,10 +19,14 @@ pub(crate) fn begin(
     tokens: Option<u64>,
     plugins: &[ScopeToRead],
 ) -> Result<Read> {
+    let mut entered = false;
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let head = sessions::head(&tx, session)?.ok_or_else(|| Error::SessionNotFound(session.into()))?;
-        if head.turn_id.as_deref() != Some(turn_id) {
+        // Entered once: another process may switch the session to its own turn right after,
+        // and re-entering would let two processes take turns re-entering without end.
+        if head.turn_id.as_deref() != Some(turn_id) && !entered {
+            entered = true;
             drop(tx);
             let (_, new) = sessions::start_turn(conn, session, turn_id, tokens)?;
             if new {
