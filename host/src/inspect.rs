@@ -1,10 +1,10 @@
 //! Looking inside a component file without loading it into a host: what it imports and
 //! exports, whether it implements the contract, and which tools it declares.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::Serialize;
-use wasmtime::component::Component;
 
 use crate::capabilities::tokens::Tokenizer;
 use crate::config::{Encoding, PluginSource, PluginSpec};
@@ -22,10 +22,17 @@ pub struct Inspection {
     pub plugin: Result<Vec<ToolSpec>, String>,
 }
 
-/// Inspects the component `bytes`, configured with `config` (a JSON object).
-pub async fn inspect(name: &str, bytes: Arc<[u8]>, config: serde_json::Value) -> anyhow::Result<Inspection> {
+/// Inspects the component `bytes`, configured with `config` (a JSON object). The component is
+/// compiled once, through the compiled-component cache at `cache_dir` when given (the host's
+/// cache: a component inspected after a host loaded it, or before, is compiled only once).
+pub async fn inspect(
+    name: &str,
+    bytes: Arc<[u8]>,
+    config: serde_json::Value,
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Inspection> {
     let engine = crate::engine::build(64 << 20, 2, crate::InstanceAllocation::OnDemand)?;
-    let (imports, exports) = match Component::new(&engine, &bytes) {
+    let (imports, exports) = match crate::cache::load_component(&engine, &bytes, cache_dir) {
         Ok(component) => {
             let ty = component.component_type();
             (
@@ -38,6 +45,6 @@ pub async fn inspect(name: &str, bytes: Arc<[u8]>, config: serde_json::Value) ->
     let sandbox = Sandbox::new(engine, Arc::new(Tokenizer::new(Encoding::default())), 2)?;
     let spec = PluginSpec { source: PluginSource::Bytes(bytes), ..PluginSpec::embedded(name).with_config(config) };
     let plugin =
-        crate::plugin::load(&sandbox, &spec, None, 0).await.map(|loaded| loaded.tools).map_err(|e| e.to_string());
+        crate::plugin::load(&sandbox, &spec, cache_dir, 0).await.map(|loaded| loaded.tools).map_err(|e| e.to_string());
     Ok(Inspection { imports, exports, plugin })
 }

@@ -364,7 +364,8 @@ async fn observe(
 async fn inspect(global: &Global, file: &std::path::Path) -> anyhow::Result<()> {
     let bytes: Arc<[u8]> = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?.into();
     let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let report = scratchpad_host::inspect(&name, bytes, json!({})).await?;
+    let cache_dir = host_config(global)?.cache_dir;
+    let report = scratchpad_host::inspect(&name, bytes, json!({}), cache_dir.as_deref()).await?;
     if global.json {
         let plugin = match &report.plugin {
             Ok(tools) => json!({ "ok": true, "tools": tools }),
