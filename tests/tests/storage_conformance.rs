@@ -19,6 +19,7 @@ scratchpad_tests::on_both_backends!(
     sessions_are_created_once_with_their_origin,
     a_failed_call_keeps_nothing_and_a_successful_one_everything,
     no_update_is_lost_and_no_budget_exceeded_across_hosts,
+    no_update_is_lost_when_every_call_enters_a_new_turn,
     forks_copy_state_and_spawns_start_empty_unless_asked,
     blob_ranges_return_exactly_the_bytes_asked_for,
     a_damaged_observation_is_an_error_not_a_shorter_read,
@@ -110,6 +111,33 @@ async fn no_update_is_lost_and_no_budget_exceeded_across_hosts(fx: Fixture) {
     assert_eq!(stored.len(), lines.len(), "no line is stored twice");
     assert_eq!(stored, accepted, "exactly the accepted appends are stored");
     assert!(notes.chars().count() <= BUDGET, "the budget holds under the race");
+}
+
+/// Entering a turn writes the session's row at the start of an operation; an operation that
+/// enters one while another host commits must still read state and version of one moment.
+async fn no_update_is_lost_when_every_call_enters_a_new_turn(fx: Fixture) {
+    let config = || vec![scratchpad(json!({ "notesMaxChars": 1_000_000 }))];
+    let hosts = [fx.open(config()).await, fx.open(config()).await];
+    hosts[0].create_session("s", Origin::New).await.unwrap();
+    let mut tasks = Vec::new();
+    for k in 0..8 {
+        let host = hosts[k % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..40 {
+                let args = json!({ "action": "append_notes", "content": format!("line-{k}-{i}") }).to_string();
+                let t = turn("s", &format!("turn-{k}-{i}"));
+                host.call_tool(&t, "session.scratchpad", &args).await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let notes = stored(&hosts[0], "s", "notes").await.unwrap();
+    let lines: BTreeSet<&str> = notes.lines().collect();
+    assert_eq!((lines.len(), notes.lines().count()), (320, 320), "every append stored exactly once");
+    let entered = hosts[1].session("s").await.unwrap().turn_index;
+    assert!(entered >= 319, "each call entered a turn of its own (a re-run enters again): {entered}");
 }
 
 async fn forks_copy_state_and_spawns_start_empty_unless_asked(fx: Fixture) {

@@ -50,7 +50,8 @@ pub(super) async fn insert(tx: &Transaction<'_>, session: &str, entry: &BlobEntr
         ],
     )
     .await?;
-    let sink = tx.copy_in("COPY observation_chunks (id, seq, data) FROM STDIN BINARY").await?;
+    let copy = tx.prepare_cached("COPY observation_chunks (id, seq, data) FROM STDIN BINARY").await?;
+    let sink = tx.copy_in(&copy).await?;
     let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::INT4, Type::BYTEA]));
     for (seq, chunk) in content.chunks(CHUNK).enumerate() {
         writer.as_mut().write(&[&entry.id, &(seq as i32), &chunk]).await?;
@@ -154,16 +155,11 @@ pub(super) async fn read(
 }
 
 /// Removes expired entries (of one plugin and session when given); returns how many.
-/// Collections are serialized by an advisory lock, so two never contend for the same rows;
-/// when `wait` is false and another collection holds the lock, nothing is done (that one
-/// removes what this would have).
-pub(super) async fn gc(client: &mut Object, scope: Option<(&str, &str)>, now_ms: u64, wait: bool) -> Result<u32> {
+/// Collections are serialized by an advisory lock, so two never contend for the same rows (the
+/// one at the start of a turn, in the begin statement, skips when another holds it).
+pub(super) async fn gc(client: &mut Object, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
     let tx = client.transaction().await?;
-    if wait {
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&GC_LOCK]).await?;
-    } else if !tx.query_one("SELECT pg_try_advisory_xact_lock($1)", &[&GC_LOCK]).await?.get::<_, bool>(0) {
-        return Ok(0);
-    }
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&GC_LOCK]).await?;
     let now = now_ms as i64;
     let removed = match scope {
         Some((plugin, session)) => {
@@ -177,6 +173,16 @@ pub(super) async fn gc(client: &mut Object, scope: Option<(&str, &str)>, now_ms:
     };
     tx.commit().await?;
     Ok(removed as u32)
+}
+
+/// Removes the entries expired at `now_ms` in one statement, unless another collection holds
+/// the lock: that one removes them.
+pub(super) async fn collect_at_turn_start(client: &impl GenericClient, now_ms: u64) -> Result<()> {
+    let stmt = client
+        .prepare_cached("DELETE FROM observations WHERE expires_at_ms < $1 AND (SELECT pg_try_advisory_xact_lock($2))")
+        .await?;
+    client.execute(&stmt, &[&(now_ms as i64), &GC_LOCK]).await?;
+    Ok(())
 }
 
 /// An `observations` row read with [`SELECT`].

@@ -179,7 +179,7 @@ impl Backend for Postgres {
     }
 
     async fn blob_gc(&self, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
-        blobs::gc(&mut self.client().await?, scope, now_ms, true).await
+        blobs::gc(&mut self.client().await?, scope, now_ms).await
     }
 
     async fn checkpoint_insert(&self, request: &SummaryRequest, summary: &Summary) -> Result<Checkpoint> {

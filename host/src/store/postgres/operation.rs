@@ -1,5 +1,5 @@
-//! An operation's two trips on PostgreSQL (see `crate::transaction`): one statement reads the
-//! session's head and every involved scope, one statement commits.
+//! An operation's two trips on PostgreSQL (see `crate::transaction`): one statement enters the
+//! turn and reads the session's head and every involved scope, one statement commits.
 //!
 //! A single statement sees one snapshot, so the begin needs no transaction. The commit is one
 //! statement too: a data-modifying CTE bumps the session's version only if it still is the
@@ -17,21 +17,30 @@ use crate::capabilities::storage::ScopeWrites;
 use crate::store::{Commit, PluginWrites, Read, ScopeToRead, Snapshot, now_ms};
 use crate::{Error, Result};
 
-/// The head row (`space` -1) and every storage (0) and metadata (1) key of the named plugins.
+/// An operation's begin, one statement: enters turn $3 when the session is in another (the
+/// next index, the runtime's token figure $4; an UPDATE that waited for another process's
+/// re-checks the turn on the new row) and returns the head row (`space` -1, with whether it
+/// entered the turn) and every storage (0) and metadata (1) key of the plugins $2. The head's version comes from the statement's snapshot, like the scopes, never from the
+/// UPDATE: an UPDATE that waited for another process's commit sees that commit's row, and a
+/// version from there paired with scopes from before it would let the commit pass its version
+/// check over writes it never read (a lost update; the fleet test caught it). Only the turn
+/// comes from the UPDATE.
 const BEGIN: &str = "
+    WITH entered AS (
+        UPDATE sessions SET turn_id = $3, turn_index = turn_index + 1, total_tokens = COALESCE($4, total_tokens)
+         WHERE id = $1 AND turn_id IS DISTINCT FROM $3
+        RETURNING turn_id, turn_index
+    )
     SELECT -1 AS space, NULL::text AS plugin, NULL::text AS key, NULL::bytea AS value,
-           turn_id, turn_index, version, guidance FROM sessions WHERE id = $1
+           COALESCE((SELECT turn_id FROM entered), s.turn_id), COALESCE((SELECT turn_index FROM entered), s.turn_index),
+           s.version, s.guidance, EXISTS (SELECT 1 FROM entered)
+      FROM sessions s WHERE s.id = $1
     UNION ALL
-    SELECT 0, plugin, key, value, NULL, NULL, NULL, NULL FROM plugin_state
+    SELECT 0, plugin, key, value, NULL, NULL, NULL, NULL, NULL FROM plugin_state
      WHERE session = $1 AND plugin = ANY($2)
     UNION ALL
-    SELECT 1, plugin, key, convert_to(value, 'UTF8'), NULL, NULL, NULL, NULL FROM plugin_metadata
+    SELECT 1, plugin, key, convert_to(value, 'UTF8'), NULL, NULL, NULL, NULL, NULL FROM plugin_metadata
      WHERE session = $1 AND plugin = ANY($2)";
-
-/// Enters a new turn: the next index after the stored one, unless another process got there.
-const START_TURN: &str = "
-    UPDATE sessions SET turn_id = $2, turn_index = turn_index + 1, total_tokens = COALESCE($3, total_tokens)
-     WHERE id = $1 AND turn_id IS DISTINCT FROM $2";
 
 /// The version-checked commit: $1 session, $2 expected version, $3 the version's increment,
 /// $4 now; then (plugin, key, value) arrays of storage sets, (plugin, key) of storage deletes,
@@ -76,42 +85,33 @@ pub(super) async fn begin(
     plugins: &[ScopeToRead],
 ) -> Result<Read> {
     let names: Vec<&str> = plugins.iter().map(|p| p.plugin.as_str()).collect();
+    let tokens = tokens.map(|t| t.min(i64::MAX as u64) as i64);
     let begin = client.prepare_cached(BEGIN).await?;
-    let mut entered = false;
-    loop {
-        let rows = client.query(&begin, &[&session, &names]).await?;
-        let mut head = None;
-        let mut scopes: BTreeMap<&str, Snapshot> = BTreeMap::new();
-        for row in &rows {
-            let space: i32 = row.get(0);
-            if space < 0 {
-                head = Some(sessions::read_head(row, 4));
-                continue;
-            }
-            let plugin: &str = row.get(1);
-            let Some(&name) = names.iter().find(|n| **n == plugin) else { continue };
-            let snapshot = scopes.entry(name).or_default();
-            let space = if space == 0 { &mut snapshot.entries } else { &mut snapshot.metadata };
-            space.insert(row.get(2), row.get(3));
-        }
-        let head = head.ok_or_else(|| Error::SessionNotFound(session.to_owned()))?;
-        // Entered once: another process may switch the session to its own turn right after,
-        // and re-entering would let two processes take turns re-entering without end.
-        if head.turn_id.as_deref() != Some(turn_id) && !entered {
-            entered = true;
-            let tokens = tokens.map(|t| t.min(i64::MAX as u64) as i64);
-            let started = client.execute(START_TURN, &[&session, &turn_id, &tokens]).await?;
-            if started > 0 {
-                // Seed 004: expired observations go at the start of every turn. Skipped when
-                // another process is collecting right now: that one removes them.
-                blobs::gc(client, None, now_ms() as u64, false).await?;
-            }
+    let rows = client.query(&begin, &[&session, &names, &turn_id, &tokens]).await?;
+    let (mut head, mut entered) = (None, false);
+    let mut scopes: BTreeMap<&str, Snapshot> = BTreeMap::new();
+    for row in &rows {
+        let space: i32 = row.get(0);
+        if space < 0 {
+            head = Some(sessions::read_head(row, 4));
+            entered = row.get(8);
             continue;
         }
-        let snapshots =
-            plugins.iter().map(|p| (p.index, scopes.remove(p.plugin.as_str()).unwrap_or_default())).collect();
-        return Ok(Read { head, snapshots });
+        let plugin: &str = row.get(1);
+        let Some(&name) = names.iter().find(|n| **n == plugin) else { continue };
+        let snapshot = scopes.entry(name).or_default();
+        let space = if space == 0 { &mut snapshot.entries } else { &mut snapshot.metadata };
+        space.insert(row.get(2), row.get(3));
     }
+    let head = head.ok_or_else(|| Error::SessionNotFound(session.to_owned()))?;
+    if entered {
+        // Seed 004: expired observations go at the start of every turn (a second trip, once a
+        // turn; kept out of the begin statement, which would otherwise lock the observations
+        // table in every operation).
+        blobs::collect_at_turn_start(&*client, now_ms() as u64).await?;
+    }
+    let snapshots = plugins.iter().map(|p| (p.index, scopes.remove(p.plugin.as_str()).unwrap_or_default())).collect();
+    Ok(Read { head, snapshots })
 }
 
 /// Commits `calls` if the session is still at `expected_version`: one trip without blob
