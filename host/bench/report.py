@@ -7,7 +7,9 @@ which times every call) beside each other in one process run: the component (scr
 only; with both default plugins; one reused instance), native and Extism, with ratios to
 native and to Extism. Then the append with its commit, instantiation, plugin load, the
 observations store (criterion's medians; throughput in MB/s; the guest's memory growth) and
-concurrent throughput.
+concurrent throughput. Last, fleet mode (issue 15): the same rows on PostgreSQL beside SQLite,
+throughput of 1, 2 and 4 host processes on one PostgreSQL database, and the round trips and
+transactions each operation costs there.
 """
 
 import json
@@ -106,3 +108,88 @@ try:
           f"| component / native = {ratio:.2f}× |")
 except OSError:
     pass
+
+
+# Fleet mode: PostgreSQL beside SQLite, from the same run.
+def p50(group, name):
+    return load(group, name, "percentiles.json")
+
+
+def latency(r):
+    return f"{fmt(r['p50_ns'])} (p99 {fmt(r['p99_ns'])})"
+
+
+try:
+    print()
+    print("PostgreSQL (fleet mode), same run; latency rows p50 of single calls (p99), others criterion's medians:")
+    print()
+    print("| row | SQLite | PostgreSQL | PostgreSQL / SQLite |")
+    print("| --- | --- | --- | --- |")
+    for label, group, sqlite, postgres in [
+        ("`before_query`, scratchpad only", "before_query", "component", "component_postgres"),
+        ("`before_query`, both default plugins", "before_query", "component_defaults", "component_defaults_postgres"),
+        ("one trip (`Host::session`: one statement)", "one_trip", "sqlite", "postgres"),
+    ]:
+        a, b = p50(group, sqlite), p50(group, postgres)
+        print(f"| {label} | {latency(a)} | {latency(b)} | {b['p50_ns'] / a['p50_ns']:.2f}× |")
+    a = median_ns("append_notes", "component")
+    for label, name in [("`append_notes` with its commit", "component_postgres"),
+                        ("`append_notes`, PostgreSQL with `synchronous_commit = off`",
+                         "component_postgres_async_commit")]:
+        b = median_ns("append_notes", name)
+        print(f"| {label} | {fmt(a)} | {fmt(b)} | {b / a:.2f}× |")
+    for name, size in [("offload_1mb", 1e6), ("offload_100mb", 1e8), ("range_read_2kb_of_100mb", None)]:
+        a, b = median_ns("observations", name), median_ns("observations_postgres", name)
+        if size:
+            mbs = lambda ns: size / (ns / 1e9) / 1e6
+            print(f"| `observations/{name}` | {fmt(a)} ({mbs(a):.0f} MB/s) | {fmt(b)} ({mbs(b):.0f} MB/s) "
+                  f"| {b / a:.2f}× the time |")
+        else:
+            print(f"| `observations/{name}` | {fmt(a)} | {fmt(b)} | {b / a:.2f}× |")
+    s1 = load("throughput", "processes_sqlite_1", "throughput.json")
+    runs = [("SQLite, 1 process", s1)]
+    for n in [1, 2, 4]:
+        t = load("throughput", f"processes_postgres_{n}", "throughput.json")
+        runs.append((f"PostgreSQL, {n} process{'es' if n > 1 else ''}", t))
+        print(f"| throughput, {n} host process{'es' if n > 1 else ''} on PostgreSQL vs 1 on SQLite "
+              f"({t['tasks']} tasks each, {t['sessions']:,} sessions, {t['seconds']:.0f} s, before_query) "
+              f"| {s1['calls_per_second']:,.0f} calls/s | {t['calls_per_second']:,.0f} calls/s "
+              f"| {t['calls_per_second'] / s1['calls_per_second']:.2f}× |")
+    print()
+    print("Throughput runs (separate host processes; CPU time per call measured from /proc over the window):")
+    print()
+    print("| run | calls/s | each process | host CPU per call | server CPU per call "
+          "| machine: busy / idle / stolen cores |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for label, t in runs:
+        each = ", ".join(f"{r:,.0f}" for r in t["per_process"])
+        server = f"{t['server_cpu_us_per_call']:.0f} µs" if label.startswith("PostgreSQL") else "(in the host)"
+        machine = (f"{t['machine_busy_cores']:.2f} / {t['machine_idle_cores']:.2f} / {t['machine_steal_cores']:.2f}"
+                   if "machine_busy_cores" in t else "")
+        print(f"| {label} | {t['calls_per_second']:,.0f} | {each} | {t['host_cpu_us_per_call']:.0f} µs | {server} "
+              f"| {machine} |")
+    print()
+    print("Per operation on PostgreSQL: round trips (counted on the wire by a relay), committed transactions")
+    print("(`pg_stat_database.xact_commit`), statements and the server's time in them")
+    print("(`log_min_duration_statement = 0`: parse + bind + execute; the commit at Sync is not in it):")
+    print()
+    print("| operation | round trips | transactions | statements | server time in statements (bind / execute) "
+          "| operations counted |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, label in [
+        ("before_query", "`before_query` (both default plugins, within a turn)"),
+        ("append_notes", "`append_notes` tool call with its commit"),
+        ("before_query_new_turn", "`before_query`, first of a new turn"),
+        ("range_read_2kb", "2 KB range read (`scratchpad_read`)"),
+        ("offload_1mb", "offload 1 MB (`after_tool_result`)"),
+        ("session_read", "`Host::session` (one statement: the check)"),
+    ]:
+        t = load("round_trips", name, "trips.json")
+        v = load("round_trips", name, "server.json")
+        extra = f"; {t['new_connections']} new connections" if t["new_connections"] else ""
+        print(f"| {label} | {t['trips_per_operation']:.2f} | {t['transactions_per_operation']:.2f} "
+              f"| {v['statements_per_operation']:.0f} | {fmt(v['server_us_per_operation'] * 1e3)} "
+              f"({fmt(v['bind_us_per_operation'] * 1e3)} / {fmt(v['execute_us_per_operation'] * 1e3)}) "
+              f"| {t['operations']}{extra} |")
+except OSError as e:
+    print(f"(no PostgreSQL figures: {e})")

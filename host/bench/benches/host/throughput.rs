@@ -2,6 +2,7 @@
 //! of `SESSIONS`, for a fixed time; calls per second, the component against native, on one
 //! SQLite file. Not a criterion benchmark (criterion times iterations, this counts calls in a
 //! window): it writes `target/criterion/throughput/<name>/throughput.json` for `report.py`.
+//! The same workload ([`count`]) runs in each host process of `fleet::processes`.
 //!
 //! The 10,000 sessions are written straight into the database in one transaction (rows as the
 //! host writes them, each with notes and a plan, its turn `t` already entered), because
@@ -70,6 +71,20 @@ impl Contender {
 
 /// Runs `TASKS` tasks of `contender` for `window` and writes the calls per second as `name`.
 pub fn run(rt: &tokio::runtime::Runtime, name: &str, contender: Contender, window: Duration) -> f64 {
+    let (calls, elapsed) = count(rt, contender, window);
+    let per_second = calls as f64 / elapsed.as_secs_f64();
+    let figures = serde_json::json!({
+        "calls_per_second": per_second,
+        "tasks": TASKS,
+        "sessions": SESSIONS,
+        "seconds": elapsed.as_secs_f64(),
+    });
+    record::write("throughput", name, "throughput.json", &figures);
+    per_second
+}
+
+/// Runs `TASKS` tasks of `contender` for `window`: the calls made, and the time they took.
+pub fn count(rt: &tokio::runtime::Runtime, contender: Contender, window: Duration) -> (u64, Duration) {
     let calls = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let elapsed = rt.block_on(async {
@@ -97,13 +112,5 @@ pub fn run(rt: &tokio::runtime::Runtime, name: &str, contender: Contender, windo
         }
         started.elapsed()
     });
-    let per_second = calls.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64();
-    let figures = serde_json::json!({
-        "calls_per_second": per_second,
-        "tasks": TASKS,
-        "sessions": SESSIONS,
-        "seconds": elapsed.as_secs_f64(),
-    });
-    record::write("throughput", name, "throughput.json", &figures);
-    per_second
+    (calls.load(Ordering::Relaxed), elapsed)
 }
