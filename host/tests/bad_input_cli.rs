@@ -6,17 +6,10 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn scratchpad(db: &Path, args: &[OsString]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scratchpad"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-        .output()
-        .expect("running scratchpad")
-}
+mod support;
+
+use support::run as scratchpad;
 
 fn args(list: &[&str]) -> Vec<OsString> {
     list.iter().map(OsString::from).collect()

@@ -1,28 +1,12 @@
 //! The `scratchpad` binary as a user runs it: every command a fresh process on one database.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
-fn scratchpad(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scratchpad"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-        .output()
-        .expect("running scratchpad")
-}
+mod support;
 
-fn json_of(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&output.stdout)))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use support::{json_of, run as scratchpad, text};
 
 #[test]
 fn state_written_by_one_process_is_injected_by_the_next() {

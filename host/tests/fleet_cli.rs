@@ -3,9 +3,12 @@
 //! never the password, and `scratchpad migrate` moving an embedded store up — after which the
 //! PostgreSQL host shows the same state and builds the same prompts.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use scratchpad_tests::postgres;
+use support::text;
 
 /// Runs the CLI with `--db db` (a path or a URL) and `args`.
 fn scratchpad(db: &str, args: &[&str]) -> Output {
@@ -13,21 +16,11 @@ fn scratchpad(db: &str, args: &[&str]) -> Output {
 }
 
 fn scratchpad_with(db: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_scratchpad"));
+    let mut command = support::command();
     if !db.is_empty() {
         command.arg("--db").arg(db);
     }
-    command
-        .args(args)
-        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-        .env_remove(scratchpad_host::DATABASE_URL_ENV)
-        .envs(env.iter().copied())
-        .output()
-        .expect("running scratchpad")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    command.args(args).envs(env.iter().copied()).output().expect("running scratchpad")
 }
 
 /// Runs and requires success; returns stdout.

@@ -6,20 +6,11 @@
 //!   error is one line, so nothing a plugin writes passes for the CLI's own output;
 //! - a file cannot take a built-in plugin's name, and with it that plugin's stored data.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use scratchpad_tests::components::HOSTILE_PATH;
 
-fn scratchpad(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scratchpad"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-        .output()
-        .expect("running scratchpad")
-}
+mod support;
+
+use support::run as scratchpad;
 
 /// Asserts no byte a terminal would obey reaches it, and returns the text.
 fn inert(bytes: &[u8], what: &str) -> String {

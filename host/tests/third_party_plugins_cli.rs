@@ -7,30 +7,21 @@
 mod third_party;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
+mod support;
+
+use support::{json_of, text};
+
 fn scratchpad(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scratchpad"))
-        .args(args)
-        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-        .output()
-        .expect("running scratchpad")
+    support::command().args(args).output().expect("running scratchpad")
 }
 
 fn succeeded(output: Output) -> Output {
     assert!(output.status.success(), "{}\n{}", text(&output.stdout), text(&output.stderr));
     output
-}
-
-fn json_of(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", text(&output.stdout)))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The two built components linked into `dir` under readable names (the CLI names a
