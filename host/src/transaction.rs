@@ -119,8 +119,7 @@ impl Host {
             Involved::All => (0..self.inner.plugins.len()).map(scope).collect(),
             Involved::One(i) => vec![scope(i)],
         };
-        let (session, turn_id, tokens) = (turn.session_id.clone(), turn.turn_id.clone(), turn.tokens_used);
-        let read = self.inner.db.begin(&session, &turn_id, tokens, names).await?;
+        let read = self.inner.db.begin(&turn.session_id, &turn.turn_id, turn.tokens_used, names).await?;
         let mut snapshots: Vec<Option<Snapshot>> = (0..self.inner.plugins.len()).map(|_| None).collect();
         for (i, snapshot) in read.snapshots {
             snapshots[i] = Some(snapshot);

@@ -5,38 +5,13 @@
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
-use std::path::Path;
-
 mod support;
 
+use scratchpad_tests::dump_all;
 use support::run as scratchpad;
 
 fn args(list: &[&str]) -> Vec<OsString> {
     list.iter().map(OsString::from).collect()
-}
-
-/// Every row of every table, in a fixed order.
-fn dump(db: &Path) -> Vec<String> {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut rows = Vec::new();
-    for table in tables {
-        let n = conn.prepare(&format!("SELECT * FROM {table}")).unwrap().column_count();
-        let order: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
-        let mut stmt = conn.prepare(&format!("SELECT * FROM {table} ORDER BY {}", order.join(", "))).unwrap();
-        let mut cursor = stmt.query([]).unwrap();
-        while let Some(row) = cursor.next().unwrap() {
-            let values: Vec<String> = (0..n).map(|i| format!("{:?}", row.get_ref(i).unwrap())).collect();
-            rows.push(format!("{table}: {}", values.join(" | ")));
-        }
-    }
-    rows
 }
 
 #[test]
@@ -179,14 +154,14 @@ fn every_bad_command_line_gets_a_clear_error_and_changes_nothing() {
     ];
     let mut failures = Vec::new();
     for (name, command, status, needle) in cases {
-        let before = dump(&db);
+        let before = dump_all(&db);
         let out = scratchpad(&db, &command);
         let stderr = String::from_utf8_lossy(&out.stderr);
         if out.status.code() != Some(status) || !stderr.contains(needle) {
             failures
                 .push(format!("{name}: expected exit {status} and {needle:?}, got {:?}: {stderr}", out.status.code()));
         }
-        if dump(&db) != before {
+        if dump_all(&db) != before {
             failures.push(format!("{name}: the stored state changed"));
         }
     }

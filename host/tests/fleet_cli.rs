@@ -118,3 +118,24 @@ fn connection_errors_name_the_server_and_never_the_password() {
     assert!(stderr.contains(&format!("postgres://scratchpad:***@127.0.0.1:{port}/none")), "{stderr}");
     assert!(!stderr.contains("s3cret-pw"), "{stderr}");
 }
+
+#[test]
+fn a_migration_with_nothing_to_copy_from_is_a_clear_error_that_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (missing, target) = (dir.path().join("missing.db"), dir.path().join("target.db"));
+    let out = scratchpad("", &["migrate", "--from", missing.to_str().unwrap(), "--to", target.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("there is no database at") && stderr.contains("missing.db"), "{stderr}");
+    assert!(!missing.exists() && !target.exists(), "neither database was created");
+
+    let url = postgres::server().fresh_database();
+    let out = scratchpad("", &["migrate", "--from", &url, "--to", &url]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the source and the target are the same database"), "{stderr}");
+    assert!(!stderr.contains(password_of(&url)), "{stderr}");
+    let tables = postgres::server()
+        .psql(url.rsplit('/').next().unwrap(), "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'");
+    assert_eq!(tables, "0", "the schema was not even created");
+}

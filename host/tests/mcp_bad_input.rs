@@ -4,59 +4,34 @@
 //! and the server keeps serving. JSON-RPC batches follow the negotiated protocol version:
 //! refused under 2025-06-18, answered as one array under 2025-03-26.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-}
+mod support;
+
+use support::Process;
+
+/// An initialized MCP server (a raw-bytes client's view of it).
+struct Server(Process);
 
 impl Server {
     /// An initialized MCP server on a fresh database, speaking protocol `version`.
     fn start(dir: &std::path::Path, version: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_scratchpad"))
-            .args(["--db", dir.join("mcp.db").to_str().unwrap(), "mcp", "--session", "bad-input"])
-            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("starting scratchpad mcp");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Server { child, stdin: Some(stdin), lines };
+        let db = dir.join("mcp.db");
+        let mut server = Server(Process::start(&["--db", db.to_str().unwrap(), "mcp", "--session", "bad-input"]));
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-        server.send(format!("{initialize}\n").as_bytes());
-        let answer = server.read();
+        let answer = server.answer(format!("{initialize}\n").as_bytes());
         assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
         server.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
         server
     }
 
     fn send(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
+        self.0.send(bytes);
     }
 
     fn read(&self) -> Value {
-        let line = self.lines.recv_timeout(Duration::from_secs(60)).expect("the server answered within 60 s");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"))
+        self.0.read()
     }
 
     /// The server's answer to a line of `bytes`.
@@ -68,13 +43,6 @@ impl Server {
     fn assert_alive(&mut self, id: i64) {
         let pong = self.answer(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").as_bytes());
         assert_eq!((pong["id"].clone(), pong["result"].clone()), (json!(id), json!({})), "{pong}");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

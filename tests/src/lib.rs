@@ -148,6 +148,25 @@ pub fn scratchpad(config: serde_json::Value) -> PluginSpec {
     PluginSpec::embedded("scratchpad").with_config(config).with_limits(limits)
 }
 
+/// Seed 004's log: one event per second from 10:00:01, ending with the critical event; exactly
+/// 89,042 bytes.
+pub fn big_log() -> String {
+    let mut log = String::new();
+    for i in 0..2095u32 {
+        let level = if i % 100 == 50 { "ERROR" } else { "INFO" };
+        let t = 10 * 3600 + i + 1;
+        log.push_str(&format!(
+            "{level} 2026-04-26 {:02}:{:02}:{:02} event number {i}\n",
+            t / 3600,
+            t / 60 % 60,
+            t % 60
+        ));
+    }
+    log.push_str("ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT\n");
+    assert_eq!(log.len(), 89_042);
+    log
+}
+
 /// Turn `turn` of `session`.
 pub fn turn(session: &str, turn: &str) -> TurnContext {
     TurnContext::new(session, turn)

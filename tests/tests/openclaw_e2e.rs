@@ -16,6 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use harness::{Model, OpenClaw, messages, scratchpad_binary, scratchpad_json, text_of, tool_results};
+use scratchpad_tests::big_log;
 use serde_json::{Value, json};
 
 const SESSION_KEY: &str = "e2e";
@@ -26,25 +27,6 @@ const GUIDANCE: &str = "## Session Scratchpad";
 const PLAN_MARKER: &str = "PLAN-MARKER-ALPHA";
 const NOTE_MARKER: &str = "NOTE-MARKER-BRAVO";
 const WARNING: &str = "will be compacted after your next response";
-
-/// Seed 004's log: one event per second from 10:00:01, ending with the critical event; exactly
-/// 89,042 bytes.
-fn big_log() -> String {
-    let mut log = String::new();
-    for i in 0..2095u32 {
-        let level = if i % 100 == 50 { "ERROR" } else { "INFO" };
-        let t = 10 * 3600 + i + 1;
-        log.push_str(&format!(
-            "{level} 2026-04-26 {:02}:{:02}:{:02} event number {i}\n",
-            t / 3600,
-            t / 60 % 60,
-            t % 60
-        ));
-    }
-    log.push_str("ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT\n");
-    assert_eq!(log.len(), 89_042);
-    log
-}
 
 /// The plugin's config: the embedded scratchpad and observations (with seed 004's test
 /// deadline for an 89 KB offload on a loaded machine), and `extra` components after them.

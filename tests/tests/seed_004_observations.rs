@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use scratchpad_host::{Error, Limits, Observation, Origin, PluginSpec, ToolCall, ToolErrorKind, TurnContext};
-use scratchpad_tests::{Fixture, dump_all, turn};
+use scratchpad_tests::{Fixture, big_log, dump_all, turn};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -30,25 +30,6 @@ scratchpad_tests::on_both_backends!(
 fn observations(config: Value) -> PluginSpec {
     let limits = Limits { call_timeout: Duration::from_secs(10), ..Limits::default() };
     PluginSpec::embedded("observations").with_config(config).with_limits(limits)
-}
-
-/// Seed 004's log: one event per second from 10:00:01, ending with the critical event;
-/// exactly 89,042 bytes.
-fn big_log() -> String {
-    let mut log = String::new();
-    for i in 0..2095u32 {
-        let level = if i % 100 == 50 { "ERROR" } else { "INFO" };
-        let t = 10 * 3600 + i + 1;
-        log.push_str(&format!(
-            "{level} 2026-04-26 {:02}:{:02}:{:02} event number {i}\n",
-            t / 3600,
-            t / 60 % 60,
-            t % 60
-        ));
-    }
-    log.push_str("ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT\n");
-    assert_eq!(log.len(), 89_042);
-    log
 }
 
 async fn offload(host: &scratchpad_host::Host, turn: &TurnContext, step: u32, observation: Observation) -> Value {

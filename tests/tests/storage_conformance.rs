@@ -345,7 +345,13 @@ async fn a_database_trip_blocked_past_the_deadline_ends_the_call_as_a_timeout() 
     assert!(line.contains("locked"), "psql holds the lock: {line}");
 
     let big = Observation::text("y".repeat(40_000));
-    let err = host.after_tool_result(&t, &ToolCall::new("fs_read", "{}", 1), &big).await.unwrap_err();
+    // Bounded, so a host that waits out the lock fails here instead of hanging the run.
+    let read_call = ToolCall::new("fs_read", "{}", 1);
+    let call = host.after_tool_result(&t, &read_call, &big);
+    let err = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the call ended at its deadline, not when the lock went")
+        .unwrap_err();
     assert!(err.to_string().contains("timed out after 500 ms"), "{err}");
 
     drop(stdin); // psql ends, its transaction rolls back, the lock goes

@@ -14,7 +14,7 @@ mod sessions;
 mod state;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -33,10 +33,12 @@ const STATEMENT_CACHE: usize = 128;
 /// Idle connections kept for reuse.
 const POOL_SIZE: usize = 16;
 
-/// The database file and a pool of connections to it.
-pub(crate) struct Sqlite {
+/// The database file and a pool of connections to it; cheap to share with a blocking task.
+pub(crate) struct Sqlite(Arc<Pool>);
+
+struct Pool {
     path: PathBuf,
-    idle: std::sync::Arc<Mutex<Vec<Connection>>>,
+    idle: Mutex<Vec<Connection>>,
 }
 
 impl Sqlite {
@@ -45,7 +47,7 @@ impl Sqlite {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let db = Sqlite { path: path.to_owned(), idle: Default::default() };
+        let db = Sqlite(Arc::new(Pool { path: path.to_owned(), idle: Mutex::new(Vec::new()) }));
         db.run(|conn| Ok(schema::migrate(conn)?))
             .await
             .map_err(anyhow::Error::from)
@@ -59,16 +61,16 @@ impl Sqlite {
         R: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R> + Send + 'static,
     {
-        let (path, idle) = (self.path.clone(), self.idle.clone());
+        let pool = self.0.clone();
         tokio::task::spawn_blocking(move || {
-            let mut conn = match idle.lock().unwrap().pop() {
+            let mut conn = match pool.idle.lock().unwrap().pop() {
                 Some(conn) => conn,
-                None => connect(&path)?,
+                None => connect(&pool.path)?,
             };
             let result = f(&mut conn);
             // A connection left inside a transaction by an error is not reused.
             if conn.is_autocommit() {
-                let mut idle = idle.lock().unwrap();
+                let mut idle = pool.idle.lock().unwrap();
                 if idle.len() < POOL_SIZE {
                     idle.push(conn);
                 }
