@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::Context;
-use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ProfilingStrategy};
 
 use crate::config::InstanceAllocation;
 
@@ -18,6 +18,9 @@ pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
 const KEEP_RESIDENT: usize = 4 << 20;
 /// Bytes of each pooled table kept resident likewise.
 const KEEP_RESIDENT_TABLES: usize = 64 << 10;
+
+/// The environment variable that turns on wasmtime's perf map (`perfmap`).
+const PROFILER_ENV: &str = "SCRATCHPAD_WASM_PROFILER";
 
 /// Stack available to wasm code; deeper recursion traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1 << 20;
@@ -57,6 +60,12 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAlloc
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
         .allocation_strategy(strategy);
+    // `SCRATCHPAD_WASM_PROFILER=perfmap` names compiled wasm functions for `perf` (written to
+    // /tmp/perf-<pid>.map), so a profile of the host shows which plugin function the time went
+    // to; see docs/benchmarks.md. Off by default: it costs a little at compile time.
+    if std::env::var_os(PROFILER_ENV).is_some_and(|v| v == "perfmap") {
+        config.profiler(ProfilingStrategy::PerfMap);
+    }
     Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")
 }
 
