@@ -7,6 +7,7 @@
 //! tokenizer = "cl100k_base"                    # or "o200k_base"
 //! instance_allocation = "pooling"              # or "on-demand"
 //! warm_instances = 2                           # per plugin, made ahead of their call
+//! hot_session_bytes = 67108864                 # sessions' state kept in memory; 0: none
 //!
 //! [limits]                 # defaults for every plugin
 //! call_timeout_ms = 500
@@ -206,6 +207,10 @@ pub struct HostConfig {
     /// instantiation (each still serves exactly one call). Default 2; 0 instantiates in the
     /// call.
     pub warm_instances: u32,
+    /// Bytes of recently used sessions' plugin state kept in memory, so an operation on a
+    /// session whose state is provably unchanged skips the database read of its begin (SQLite
+    /// only: see `docs/embedding.md`). Default 64 MiB; 0 keeps nothing and reads every time.
+    pub hot_session_bytes: u64,
     /// The embedding runtime's summarizer, which writes the rolling checkpoints plugins ask
     /// for (seed 002; see [`crate::checkpoints`]). Default: none, and plugins are told so
     /// (`checkpoints.available`); set it in code, as only the runtime has a model.
@@ -222,6 +227,7 @@ impl std::fmt::Debug for HostConfig {
             .field("max_concurrent_calls", &self.max_concurrent_calls)
             .field("instance_allocation", &self.instance_allocation)
             .field("warm_instances", &self.warm_instances)
+            .field("hot_session_bytes", &self.hot_session_bytes)
             .field("summarizer", &self.summarizer.as_ref().map(|_| "…"))
             .finish()
     }
@@ -237,6 +243,7 @@ impl Default for HostConfig {
             max_concurrent_calls: 64,
             instance_allocation: InstanceAllocation::default(),
             warm_instances: 2,
+            hot_session_bytes: crate::store::HOT_SESSION_BYTES,
             summarizer: None,
         }
     }
@@ -285,6 +292,9 @@ impl HostConfig {
         }
         if let Some(n) = file.warm_instances {
             config.warm_instances = n;
+        }
+        if let Some(n) = file.hot_session_bytes {
+            config.hot_session_bytes = n;
         }
         if let Some(n) = file.max_concurrent_calls {
             if n == 0 {
@@ -351,6 +361,7 @@ struct FileConfig {
     max_concurrent_calls: Option<u32>,
     instance_allocation: Option<InstanceAllocation>,
     warm_instances: Option<u32>,
+    hot_session_bytes: Option<u64>,
     #[serde(default)]
     limits: FileLimits,
     #[serde(default)]

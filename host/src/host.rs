@@ -85,7 +85,7 @@ impl Host {
         let tokenizer = Arc::new(Tokenizer::new(config.tokenizer));
         let mut sandbox = Sandbox::new(engine, tokenizer, config.max_concurrent_calls)?;
         sandbox.summarizer_available = config.summarizer.is_some();
-        let db = Db::open(&config.database).await?;
+        let db = Db::open_with(&config.database, config.hot_session_bytes).await?;
 
         for spec in &config.plugins {
             crate::identity::check_reserved(spec)?;

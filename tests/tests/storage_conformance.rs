@@ -29,6 +29,7 @@ scratchpad_tests::on_both_backends!(
     a_plugin_name_stays_bound_to_the_component_that_owns_its_data,
     turns_and_compactions_are_counted_once,
     keys_with_nul_are_refused_and_change_nothing,
+    every_operation_sees_what_another_host_committed,
 );
 
 async fn append(host: &Host, session: &str, line: &str) -> scratchpad_host::Result<String> {
@@ -43,6 +44,37 @@ async fn stored(host: &Host, session: &str, key: &str) -> Option<String> {
         .into_iter()
         .find(|e| e.plugin == "scratchpad" && e.key == key)
         .map(|e| String::from_utf8(e.value).expect("stored text is UTF-8"))
+}
+
+/// Every injected text of a `before_query` in turn `t1`, joined.
+async fn prompt(host: &Host, session: &str) -> String {
+    let prompt = host.before_query(&turn(session, "t1"), "next").await.unwrap();
+    prompt.injections.into_iter().map(|i| i.text).collect::<Vec<_>>().join("\n")
+}
+
+/// A host keeps the state of the sessions it used in memory (the hot sessions) and serves
+/// operations from it while the session is provably unchanged; a commit by another host (a
+/// process of its own) must show in the very next operation, reads included, on either side.
+async fn every_operation_sees_what_another_host_committed(fx: Fixture) {
+    let (a, b) = (fx.open(vec![scratchpad(json!({}))]).await, fx.open(vec![scratchpad(json!({}))]).await);
+    a.create_session("s", Origin::New).await.unwrap();
+    append(&a, "s", "first, from a").await.unwrap();
+    for _ in 0..3 {
+        assert!(prompt(&a, "s").await.contains("first, from a"));
+    }
+    append(&b, "s", "second, from b").await.unwrap();
+    let seen = prompt(&a, "s").await;
+    assert!(seen.contains("first, from a") && seen.contains("second, from b"), "{seen}");
+    append(&a, "s", "third, from a").await.unwrap();
+    for host in [&a, &b, &a] {
+        let seen = prompt(host, "s").await;
+        assert!(seen.contains("second, from b") && seen.contains("third, from a"), "{seen}");
+    }
+    let set = json!({ "action": "set_notes", "content": "replaced by b" }).to_string();
+    b.call_tool(&turn("s", "t1"), "session.scratchpad", &set).await.unwrap();
+    let seen = prompt(&a, "s").await;
+    assert!(seen.contains("replaced by b") && !seen.contains("first, from a"), "{seen}");
+    assert_eq!(stored(&a, "s", "notes").await.as_deref(), stored(&b, "s", "notes").await.as_deref());
 }
 
 async fn sessions_are_created_once_with_their_origin(fx: Fixture) {

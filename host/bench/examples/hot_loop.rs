@@ -44,8 +44,12 @@ async fn main() {
         "range_read" | "offload" => vec![PluginSpec::embedded("observations")],
         _ => vec![PluginSpec::embedded("scratchpad")],
     };
-    let config =
-        HostConfig { database: database.clone().into(), plugins, cache_dir: Some(dir.path().join("cache")), ..HostConfig::default() };
+    let config = HostConfig {
+        database: database.clone().into(),
+        plugins,
+        cache_dir: Some(dir.path().join("cache")),
+        ..HostConfig::default()
+    };
     let host = Host::open(config).await.unwrap();
     host.create_session("loop", Origin::New).await.unwrap();
     let turn = TurnContext::new("loop", "t");

@@ -5,7 +5,7 @@
 //! successful return. Nothing a plugin does can name another plugin's or session's data: the
 //! scope is chosen by the host, and keys are plain strings within it.
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::bindings::scratchpad::plugin::metadata::MetadataError;
 use crate::bindings::scratchpad::plugin::storage::{Host, Quota, StorageError};
@@ -38,7 +38,7 @@ pub(crate) struct Scope {
 /// One key space of a scope.
 #[derive(Debug, Default)]
 struct Space {
-    base: BTreeMap<String, Vec<u8>>,
+    base: Arc<crate::store::Space>,
     writes: Writes,
 }
 
@@ -60,7 +60,7 @@ impl ScopeWrites {
 impl Scope {
     /// The scope over `snapshot` with the storage quota and key cap of `limits`.
     pub(crate) fn new(snapshot: Snapshot, limits: &Limits) -> Self {
-        let used_bytes = snapshot.entries.iter().chain(&snapshot.metadata).map(|(k, v)| entry_size(k, v)).sum();
+        let used_bytes = snapshot.bytes() as u64;
         let key_count = (snapshot.entries.len() + snapshot.metadata.len()) as u64;
         Scope {
             state: Space { base: snapshot.entries, writes: Writes::new() },
@@ -274,7 +274,7 @@ mod tests {
     fn scope_with_keys(entries: &[(&str, &str)], quota: u64, max_keys: u64) -> Scope {
         let entries = entries.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect();
         let limits = Limits { storage_quota_bytes: quota, storage_max_keys: max_keys, ..Limits::default() };
-        Scope::new(Snapshot { entries, metadata: Default::default() }, &limits)
+        Scope::new(Snapshot { entries: Arc::new(entries), metadata: Default::default() }, &limits)
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! snapshot (see `crate::transaction`). No behaviour of the host depends on which backend
 //! runs: `tests/tests/storage_conformance.rs` runs one suite against both.
 
+mod hot;
 pub(crate) mod location;
 pub(crate) mod migrate;
 pub(crate) mod postgres;
@@ -23,6 +24,7 @@ pub(crate) mod sqlite;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use hot::HotSessions;
 
 pub use location::Location;
 pub(crate) use records::*;
@@ -71,6 +73,19 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// Commits the effects of one operation's calls if `session` is still at
     /// `expected_version`, bumping the version once; otherwise writes nothing.
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit>;
+    /// The head of `session` as it is now, when the backend can tell without a trip and
+    /// without waiting for anything (SQLite: a row read on the calling thread that gives up
+    /// instead of waiting for a lock). `None` when it cannot, or the session is not there:
+    /// then an operation begins with [`Backend::begin`]. What lets the host serve a hot
+    /// session's scopes from memory (`hot.rs`).
+    fn peek_head(&self, session: &str) -> Option<Head> {
+        let _ = session;
+        None
+    }
+    /// Whether [`Backend::peek_head`] ever answers (else nothing is kept hot).
+    fn peeks(&self) -> bool {
+        false
+    }
 
     // Reads for the embedder.
 
@@ -129,17 +144,74 @@ pub(crate) trait Backend: Send + Sync + 'static {
     async fn import_identities(&self, identities: Vec<(String, String, i64)>) -> Result<()>;
 }
 
-/// A handle to the host's database, whichever backend runs it; cheap to clone.
+/// A handle to the host's database, whichever backend runs it, with the hot sessions kept in
+/// memory; cheap to clone. Every [`Backend`] method is reachable through it; an operation's
+/// two trips go through [`Db::begin`] and [`Db::commit`], which use the hot sessions.
 #[derive(Clone)]
-pub(crate) struct Db(Arc<dyn Backend>);
+pub(crate) struct Db {
+    backend: Arc<dyn Backend>,
+    hot: Arc<HotSessions>,
+}
+
+/// The default budget of the hot-session cache (`hot_session_bytes`).
+pub(crate) const HOT_SESSION_BYTES: u64 = 64 << 20;
 
 impl Db {
-    /// Opens (creating if needed) the database at `location` and brings its schema up to date.
+    /// Opens (creating if needed) the database at `location` and brings its schema up to date,
+    /// with the default hot-session budget.
     pub(crate) async fn open(location: &Location) -> Result<Db> {
-        Ok(match location {
-            Location::Sqlite(path) => Db(Arc::new(sqlite::Sqlite::open(path).await?)),
-            Location::Postgres(url) => Db(Arc::new(postgres::Postgres::open(url).await?)),
-        })
+        Db::open_with(location, HOT_SESSION_BYTES).await
+    }
+
+    /// [`Db::open`] keeping at most `hot_bytes` of hot sessions' scopes in memory.
+    pub(crate) async fn open_with(location: &Location, hot_bytes: u64) -> Result<Db> {
+        let backend: Arc<dyn Backend> = match location {
+            Location::Sqlite(path) => Arc::new(sqlite::Sqlite::open(path).await?),
+            Location::Postgres(url) => Arc::new(postgres::Postgres::open(url).await?),
+        };
+        let budget = if backend.peeks() { usize::try_from(hot_bytes).unwrap_or(usize::MAX) } else { 0 };
+        let hot = Arc::new(HotSessions::new(budget));
+        Ok(Db { backend, hot })
+    }
+
+    /// An operation's begin ([`Backend::begin`]): from memory when the session is hot, its head
+    /// still at the kept version and already in `turn_id`; otherwise one trip, whose read is
+    /// then kept.
+    pub(crate) async fn begin(
+        &self,
+        session: &str,
+        turn_id: &str,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<Read> {
+        if self.hot.has(session)
+            && let Some(head) = self.backend.peek_head(session)
+            && head.turn_id.as_deref() == Some(turn_id)
+            && let Some(snapshots) = self.hot.get(session, head.version, &plugins)
+        {
+            return Ok(Read { head, snapshots });
+        }
+        let names: Vec<(usize, String)> = plugins.iter().map(|p| (p.index, p.plugin.clone())).collect();
+        let read = self.backend.begin(session, turn_id, tokens, plugins).await?;
+        self.hot.keep_read(session, &read, &names);
+        Ok(read)
+    }
+
+    /// An operation's version-checked commit ([`Backend::commit`]); a commit that lands moves
+    /// the session's hot scopes to the new version with its writes applied.
+    pub(crate) async fn commit(
+        &self,
+        session: &str,
+        expected_version: i64,
+        calls: Vec<PluginWrites>,
+    ) -> Result<Commit> {
+        let next = self.hot.prepare_commit(session, expected_version, &calls);
+        let outcome = self.backend.commit(session, expected_version, calls).await;
+        match outcome {
+            Ok(Commit::Done) => self.hot.committed(session, next),
+            _ => self.hot.forget(session),
+        }
+        outcome
     }
 }
 
@@ -147,7 +219,7 @@ impl std::ops::Deref for Db {
     type Target = dyn Backend;
 
     fn deref(&self) -> &Self::Target {
-        &*self.0
+        &*self.backend
     }
 }
 

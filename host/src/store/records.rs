@@ -1,6 +1,7 @@
 //! The records the storage contract passes between the host and a backend.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -84,13 +85,49 @@ pub(crate) fn origin_from(tag: &str, parent: Option<String>) -> Origin {
 /// A call's pending writes: `Some(value)` sets, `None` deletes.
 pub(crate) type Writes = BTreeMap<String, Option<Vec<u8>>>;
 
+/// One key space of a scope as read: key to value.
+pub(crate) type Space = BTreeMap<String, Vec<u8>>;
+
 /// A consistent read of one scope (the session's version it was read at is the operation's).
+/// Cloning it is cheap: the maps are shared, so the hot-session cache (`hot.rs`) hands the
+/// same read to every call without copying it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
     /// The plugin's storage keys.
-    pub(crate) entries: BTreeMap<String, Vec<u8>>,
+    pub(crate) entries: Arc<Space>,
     /// The metadata the plugin published.
-    pub(crate) metadata: BTreeMap<String, Vec<u8>>,
+    pub(crate) metadata: Arc<Space>,
+}
+
+impl Snapshot {
+    /// The key space `space` names: 0 for storage, anything else for metadata (the tag the
+    /// backends' scope queries return).
+    pub(crate) fn space_mut(&mut self, space: i64) -> &mut Space {
+        Arc::make_mut(if space == 0 { &mut self.entries } else { &mut self.metadata })
+    }
+
+    /// Bytes of keys and values, what the hot-session cache counts against its budget.
+    pub(crate) fn bytes(&self) -> usize {
+        self.entries.iter().chain(self.metadata.iter()).map(|(k, v)| k.len() + v.len()).sum()
+    }
+
+    /// The scope after `writes` were committed on top of it.
+    pub(crate) fn with_writes(&self, writes: &ScopeWrites) -> Snapshot {
+        fn apply(base: &Arc<Space>, writes: &Writes) -> Arc<Space> {
+            if writes.is_empty() {
+                return base.clone();
+            }
+            let mut space = Space::clone(base);
+            for (key, value) in writes {
+                match value {
+                    Some(value) => space.insert(key.clone(), value.clone()),
+                    None => space.remove(key),
+                };
+            }
+            Arc::new(space)
+        }
+        Snapshot { entries: apply(&self.entries, &writes.state), metadata: apply(&self.metadata, &writes.metadata) }
+    }
 }
 
 /// Whether a commit went through.

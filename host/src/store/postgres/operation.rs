@@ -99,9 +99,7 @@ pub(super) async fn begin(
         }
         let plugin: &str = row.get(1);
         let Some(&name) = names.iter().find(|n| **n == plugin) else { continue };
-        let snapshot = scopes.entry(name).or_default();
-        let space = if space == 0 { &mut snapshot.entries } else { &mut snapshot.metadata };
-        space.insert(row.get(2), row.get(3));
+        scopes.entry(name).or_default().space_mut(space.into()).insert(row.get(2), row.get(3));
     }
     let head = head.ok_or_else(|| Error::SessionNotFound(session.to_owned()))?;
     if entered {

@@ -1,7 +1,10 @@
 //! The embedded default backend: sessions and every plugin's state in one SQLite WAL file.
 //!
 //! All SQLite work runs on tokio's blocking pool ([`Sqlite::run`]), never on the async
-//! executor's threads. Connections are pooled; each sets a busy timeout so several host
+//! executor's threads — except [`Backend::peek_head`]: one indexed row read on the calling
+//! thread through a connection that never waits for a lock (busy timeout 0; when it would, or
+//! when every such connection is in use, the peek answers `None` and the caller takes the
+//! trip). Connections are pooled; each sets a busy timeout so several host
 //! processes can share one file (a gateway and the CLI, say). An operation's commit runs in
 //! one `BEGIN IMMEDIATE` transaction that checks the session's version first.
 
@@ -21,7 +24,7 @@ use anyhow::Context;
 use async_trait::async_trait;
 use rusqlite::Connection;
 
-use super::{Backend, Claim, Commit, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use super::{Backend, Claim, Commit, Head, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
 use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Result, SessionRecord};
@@ -32,6 +35,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 const STATEMENT_CACHE: usize = 128;
 /// Idle connections kept for reuse.
 const POOL_SIZE: usize = 16;
+/// Connections for [`Backend::peek_head`]; a peek that finds all of them in use gives up.
+const PEEKERS: usize = 4;
 
 /// The database file and a pool of connections to it; cheap to share with a blocking task.
 pub(crate) struct Sqlite(Arc<Pool>);
@@ -39,6 +44,8 @@ pub(crate) struct Sqlite(Arc<Pool>);
 struct Pool {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
+    /// Read-only connections with no busy timeout, for peeks on the calling thread.
+    peekers: Vec<Mutex<Connection>>,
 }
 
 impl Sqlite {
@@ -47,12 +54,19 @@ impl Sqlite {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let db = Sqlite(Arc::new(Pool { path: path.to_owned(), idle: Mutex::new(Vec::new()) }));
+        let db = Sqlite(Arc::new(Pool { path: path.to_owned(), idle: Mutex::new(Vec::new()), peekers: Vec::new() }));
         db.run(|conn| Ok(schema::migrate(conn)?))
             .await
             .map_err(anyhow::Error::from)
             .with_context(|| format!("opening database {}", path.display()))?;
-        Ok(db)
+        let owned = path.to_owned();
+        let peekers = tokio::task::spawn_blocking(move || {
+            (0..PEEKERS).map(|_| Ok(Mutex::new(peeker(&owned)?))).collect::<anyhow::Result<Vec<_>>>()
+        })
+        .await
+        .context("database task panicked")?
+        .with_context(|| format!("opening database {}", path.display()))?;
+        Ok(Sqlite(Arc::new(Pool { path: path.to_owned(), idle: Mutex::new(Vec::new()), peekers })))
     }
 
     /// Runs `f` with a connection on the blocking thread pool.
@@ -93,6 +107,15 @@ fn connect(path: &Path) -> anyhow::Result<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+/// A connection for peeks: read-only, and never waiting for a lock (a busy database makes the
+/// peek give up rather than hold the calling thread).
+fn peeker(path: &Path) -> anyhow::Result<Connection> {
+    let conn = Connection::open(path).with_context(|| format!("opening {}", path.display()))?;
+    conn.busy_timeout(Duration::ZERO)?;
+    conn.pragma_update(None, "query_only", true)?;
     Ok(conn)
 }
 
@@ -152,6 +175,21 @@ impl Backend for Sqlite {
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {
         let session = owned(session);
         self.run(move |conn| state::commit(conn, &session, expected_version, &calls)).await
+    }
+
+    fn peek_head(&self, session: &str) -> Option<Head> {
+        let conn = self.0.peekers.iter().find_map(|peeker| peeker.try_lock().ok())?;
+        match sessions::head(&conn, session) {
+            Ok(head) => head,
+            Err(error) => {
+                tracing::debug!(%error, "peek at a session's head gave up; reading it with a trip");
+                None
+            }
+        }
+    }
+
+    fn peeks(&self) -> bool {
+        true
     }
 
     async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {

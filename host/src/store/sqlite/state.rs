@@ -53,8 +53,7 @@ pub(crate) fn read_scope(conn: &Connection, plugin: &str, session: &str) -> Resu
     let mut rows = stmt.query(params![plugin, session])?;
     let mut snapshot = Snapshot::default();
     while let Some(row) = rows.next()? {
-        let space = if row.get::<_, i64>(0)? == 0 { &mut snapshot.entries } else { &mut snapshot.metadata };
-        space.insert(row.get(1)?, bytes(row, 2)?);
+        snapshot.space_mut(row.get(0)?).insert(row.get(1)?, bytes(row, 2)?);
     }
     Ok(snapshot)
 }
