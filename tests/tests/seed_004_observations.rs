@@ -154,6 +154,9 @@ async fn expired_entries_are_refused_and_collected_at_the_start_of_the_next_turn
     let t1 = turn("s", "t1");
     let seen = offload(&host, &t1, 1, Observation::text(big_log())).await;
     let id = seen["scratchpad_id"].as_str().unwrap();
+    // Read once while it lives: the host now knows the entry (and serves its facts from memory
+    // until it expires).
+    read(&host, &t1, json!({ "scratchpad_id": id })).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
 
     let err = read(&host, &t1, json!({ "scratchpad_id": id })).await.unwrap_err();
@@ -161,6 +164,8 @@ async fn expired_entries_are_refused_and_collected_at_the_start_of_the_next_turn
     assert_eq!(host.observations("s").await.unwrap().len(), 1, "still stored until a GC");
     host.tools(&turn("s", "t2")).await.unwrap();
     assert!(host.observations("s").await.unwrap().is_empty(), "the next turn's start collects it");
+    let gone = read(&host, &turn("s", "t2"), json!({ "scratchpad_id": id })).await.unwrap_err();
+    assert!(!gone.to_string().contains("expired"), "collected, so no longer known at all: {gone}");
 }
 
 async fn gc_on_demand_removes_only_expired_entries(fx: Fixture) {

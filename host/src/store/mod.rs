@@ -14,6 +14,7 @@
 //! snapshot (see `crate::transaction`). No behaviour of the host depends on which backend
 //! runs: `tests/tests/storage_conformance.rs` runs one suite against both.
 
+mod entries;
 mod hot;
 pub(crate) mod location;
 pub(crate) mod migrate;
@@ -24,6 +25,7 @@ pub(crate) mod sqlite;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use entries::KnownEntries;
 use hot::HotSessions;
 
 pub use location::Location;
@@ -151,6 +153,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
 pub(crate) struct Db {
     backend: Arc<dyn Backend>,
     hot: Arc<HotSessions>,
+    entries: Arc<KnownEntries>,
 }
 
 /// The default budget of the hot-session cache (`hot_session_bytes`).
@@ -171,7 +174,7 @@ impl Db {
         };
         let budget = if backend.peeks() { usize::try_from(hot_bytes).unwrap_or(usize::MAX) } else { 0 };
         let hot = Arc::new(HotSessions::new(budget));
-        Ok(Db { backend, hot })
+        Ok(Db { backend, hot, entries: Arc::default() })
     }
 
     /// An operation's begin ([`Backend::begin`]): from memory when the session is hot, its head
@@ -212,6 +215,21 @@ impl Db {
             _ => self.hot.forget(session),
         }
         outcome
+    }
+}
+
+impl Db {
+    /// [`Backend::blob_stat`], from memory for an entry read before that has not expired
+    /// (`entries.rs`).
+    pub(crate) async fn blob_stat(&self, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>> {
+        if let Some(entry) = self.entries.get(plugin, session, id, now_ms() as u64) {
+            return Ok(Some(entry));
+        }
+        let entry = self.backend.blob_stat(plugin, session, id).await?;
+        if let Some(entry) = &entry {
+            self.entries.keep(session, entry);
+        }
+        Ok(entry)
     }
 }
 
