@@ -91,6 +91,36 @@ impl Fixture {
         }
     }
 
+    /// Removes the stored content of observation `id` from byte `from` on, behind the host's
+    /// back: the end of its content file (SQLite), or its chunks from the one holding `from`
+    /// (PostgreSQL, whose chunks are 64 KiB).
+    pub fn damage_observation(&self, id: &str, from: u64) {
+        match &self.database {
+            Location::Sqlite(_) => {
+                let file =
+                    std::fs::File::options().write(true).open(self.observation_file(id)).expect("the content file");
+                file.set_len(from).expect("truncating the content file");
+            }
+            Location::Postgres(_) => {
+                self.execute(&format!("DELETE FROM observation_chunks WHERE id = '{id}' AND seq >= {}", from / 65536));
+            }
+        }
+    }
+
+    /// The content file of observation `id` in a SQLite fixture (the database's
+    /// `-observations` directory).
+    pub fn observation_file(&self, id: &str) -> PathBuf {
+        self.dir.path().join("scratchpad.db-observations").join(id)
+    }
+
+    /// The content files a SQLite fixture holds (none on PostgreSQL).
+    pub fn observation_files(&self) -> usize {
+        match std::fs::read_dir(self.dir.path().join("scratchpad.db-observations")) {
+            Ok(files) => files.count(),
+            Err(_) => 0,
+        }
+    }
+
     /// The SQLite database file of a [`Fixture::new`] (tests that look inside the file).
     pub fn db(&self) -> PathBuf {
         self.dir.path().join("scratchpad.db")

@@ -172,11 +172,14 @@ async fn gc_on_demand_removes_only_expired_entries(fx: Fixture) {
     let host = fx.open(vec![observations(json!({ "ttlSeconds": 1 }))]).await;
     host.create_session("s", Origin::New).await.unwrap();
     offload(&host, &turn("s", "t1"), 1, Observation::text(big_log())).await;
+    let on_sqlite = matches!(fx.database, scratchpad_host::Location::Sqlite(_));
+    assert_eq!(fx.observation_files(), usize::from(on_sqlite), "SQLite keeps the content in a file of its own");
     assert_eq!(host.gc().await.unwrap(), 0);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(host.gc().await.unwrap(), 1);
     let rows = dump_all(&fx.database);
     assert!(!rows.contains("observation_chunks:"), "an entry's content goes with it: {rows}");
+    assert_eq!(fx.observation_files(), 0, "its content file too");
 }
 
 async fn bad_reads_are_clear_errors_that_change_nothing(fx: Fixture) {
@@ -286,4 +289,39 @@ async fn tool_hooks_chain_each_plugin_seeing_what_the_one_before_it_handed_on(fx
     let arguments: Value = serde_json::from_str(&host.before_tool_call(&t1, &call).await.unwrap()).unwrap();
     assert_eq!(arguments["saw_start"], r#"{"content":"INFO 2026-04"#);
     assert!(arguments["saw_bytes"].as_u64().unwrap() > 89_042, "{arguments}");
+}
+
+/// Before schema version 5, SQLite kept an entry's content in 64 KiB rows of
+/// `observation_chunks` instead of a file; such entries read exactly as before, across chunk
+/// boundaries too, and their collection removes their chunks.
+#[tokio::test]
+async fn an_entry_stored_in_chunks_by_an_earlier_version_still_reads() {
+    let fx = Fixture::new();
+    let host = fx.open(vec![observations(json!({ "ttlSeconds": 1 }))]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    let t1 = turn("s", "t1");
+    let log = big_log();
+    let id = offload(&host, &t1, 1, Observation::text(log.clone())).await["scratchpad_id"].as_str().unwrap().to_owned();
+    // Rewrite the entry the way schema version 4 stored it.
+    let file = fx.observation_file(&id);
+    let content = std::fs::read(&file).unwrap();
+    let conn = rusqlite::Connection::open(fx.db()).unwrap();
+    for (seq, chunk) in content.chunks(65_536).enumerate() {
+        conn.execute(
+            "INSERT INTO observation_chunks (id, seq, data) VALUES (?1, ?2, ?3)",
+            rusqlite::params![id, seq as i64, chunk],
+        )
+        .unwrap();
+    }
+    conn.execute("UPDATE observations SET content_in_file = 0 WHERE id = ?1", [&id]).unwrap();
+    std::fs::remove_file(&file).unwrap();
+
+    for (start, end) in [(0, 100), (65_500, 65_600), (log.len() - 50, log.len())] {
+        let got = read(&host, &t1, json!({ "scratchpad_id": id, "mode": "range", "start": start, "end": end })).await;
+        assert_eq!(got.unwrap()["content"], log[start..end], "bytes {start}..{end}");
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(host.gc().await.unwrap(), 1);
+    let chunks: i64 = conn.query_row("SELECT COUNT(*) FROM observation_chunks", [], |r| r.get(0)).unwrap();
+    assert_eq!(chunks, 0, "the chunks go with their entry");
 }

@@ -30,6 +30,7 @@ scratchpad_tests::on_both_backends!(
     turns_and_compactions_are_counted_once,
     keys_with_nul_are_refused_and_change_nothing,
     every_operation_sees_what_another_host_committed,
+    racing_offloads_keep_exactly_the_committed_observations,
 );
 
 async fn append(host: &Host, session: &str, line: &str) -> scratchpad_host::Result<String> {
@@ -231,13 +232,48 @@ async fn a_damaged_observation_is_an_error_not_a_shorter_read(fx: Fixture) {
     let t = turn("s", "t1");
     let text: String = (0..30_000).map(|i| format!("{i:09}\n")).collect();
     let id = offload(&host, &t, 1, Observation::text(text.clone())).await;
-    fx.execute("DELETE FROM observation_chunks WHERE seq = 2");
+    fx.damage_observation(&id, 131_072);
     let range = |start: usize, end: usize| json!({ "scratchpad_id": id, "mode": "range", "start": start, "end": end });
     let intact = host.call_tool(&t, "scratchpad_read", &range(0, 100).to_string()).await.unwrap();
     let intact: Value = serde_json::from_str(&intact.content).unwrap();
     assert_eq!(intact["content"], text[..100], "chunk 0 still reads");
     let damaged = host.call_tool(&t, "scratchpad_read", &range(131_000, 132_000).to_string()).await;
-    assert!(matches!(damaged, Err(Error::Plugin { .. })), "the missing chunk is an error: {damaged:?}");
+    assert!(matches!(&damaged, Err(Error::Plugin { .. })), "the missing content is an error: {damaged:?}");
+    let beyond = host.call_tool(&t, "scratchpad_read", &range(140_000, 140_100).to_string()).await;
+    assert!(beyond.is_err(), "a read wholly in the missing part is an error, not an empty read");
+}
+
+/// Two hosts offload into one session at once, so commits lose and run again: every
+/// acknowledged observation reads back whole, and (on SQLite, whose content goes to files
+/// written before the commit) a lost commit leaves no file behind.
+async fn racing_offloads_keep_exactly_the_committed_observations(fx: Fixture) {
+    let hosts = [fx.open(vec![observations(json!({}))]).await, fx.open(vec![observations(json!({}))]).await];
+    hosts[0].create_session("s", Origin::New).await.unwrap();
+    let t = turn("s", "t1");
+    let body = |host: usize, step: u32| format!("host {host} step {step}\n").repeat(2_000);
+    let run = |h: usize| {
+        let (host, t) = (&hosts[h], t.clone());
+        async move {
+            let mut ids = Vec::new();
+            for step in 1..=8 {
+                ids.push((h, step, offload(host, &t, step, Observation::text(body(h, step))).await));
+            }
+            ids
+        }
+    };
+    let (first, second) = tokio::join!(run(0), run(1));
+    let ids: Vec<_> = first.into_iter().chain(second).collect();
+    let stored = hosts[1].observations("s").await.unwrap();
+    assert_eq!(stored.len(), 16, "each acknowledged offload stored once");
+    for (h, step, id) in &ids {
+        let whole = json!({ "scratchpad_id": id, "mode": "range", "start": 0, "end": 100_000 }).to_string();
+        let out = hosts[1 - h].call_tool(&t, "scratchpad_read", &whole).await.unwrap();
+        let out: Value = serde_json::from_str(&out.content).unwrap();
+        assert_eq!(out["content"], body(*h, *step), "entry {id} reads back whole from the other host");
+    }
+    if matches!(fx.database, scratchpad_host::Location::Sqlite(_)) {
+        assert_eq!(fx.observation_files(), 16, "one content file per stored entry, none from lost commits");
+    }
 }
 
 async fn expired_entries_are_collected_once_by_concurrent_collectors(fx: Fixture) {

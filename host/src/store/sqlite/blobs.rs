@@ -1,45 +1,40 @@
-//! The blob store: offloaded observations, written in chunks with SQLite's incremental blob
-//! I/O and read back by range without loading the entry.
+//! The blob store: offloaded observations. Each entry is a row; its content is a file of its
+//! own (`contents.rs`), read back by range without loading it. Entries written before schema
+//! version 5 keep their content in 64 KiB rows of `observation_chunks`, read with SQLite's
+//! incremental blob I/O.
 
 use rusqlite::{Connection, MAIN_DB, OptionalExtension, Row, Transaction, params};
 
+use super::contents::Contents;
 use crate::Result;
-use crate::store::{BlobEntry, CHUNK, LiveUsage, PendingBlob, kind_from, kind_tag};
+use crate::store::{BlobEntry, CHUNK, LiveUsage, kind_from, kind_tag};
 
-/// Inserts `blob` inside an open transaction, copying its content in chunks straight from
-/// the observation's bytes (no copy of the whole entry is made).
-pub(crate) fn insert(tx: &Transaction<'_>, plugin: &str, session: &str, blob: &PendingBlob) -> Result<()> {
-    insert_entry(tx, session, &blob.entry(plugin), &blob.content.bytes)
-}
-
-/// Inserts the entry `entry` of `session` with its `content`, inside an open transaction.
-pub(crate) fn insert_entry(tx: &Transaction<'_>, session: &str, entry: &BlobEntry, content: &[u8]) -> Result<()> {
-    tx.execute(
+/// Inserts the row of `entry` of `session`, whose content file is written, inside an open
+/// transaction.
+pub(crate) fn insert_entry(tx: &Transaction<'_>, session: &str, entry: &BlobEntry) -> Result<()> {
+    let mut insert = tx.prepare_cached(
         "INSERT INTO observations (id, plugin, session, turn_id, step_num, executor_name, content_kind,
-                                   size_bytes, size_chars, ascii, sha256, summary, metadata, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        params![
-            entry.id,
-            entry.plugin,
-            session,
-            entry.turn_id,
-            entry.step,
-            entry.tool,
-            kind_tag(entry.kind),
-            content.len() as i64,
-            entry.size_chars as i64,
-            entry.ascii,
-            entry.sha256,
-            entry.summary,
-            entry.metadata,
-            entry.created_at_ms as f64 / 1000.0,
-            entry.expires_at_ms as f64 / 1000.0,
-        ],
+                                   size_bytes, size_chars, ascii, sha256, summary, metadata, created_at, expires_at,
+                                   content_in_file)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 1)",
     )?;
-    let mut insert = tx.prepare_cached("INSERT INTO observation_chunks (id, seq, data) VALUES (?1, ?2, ?3)")?;
-    for (seq, chunk) in content.chunks(CHUNK).enumerate() {
-        insert.execute(params![entry.id, seq as i64, chunk])?;
-    }
+    insert.execute(params![
+        entry.id,
+        entry.plugin,
+        session,
+        entry.turn_id,
+        entry.step,
+        entry.tool,
+        kind_tag(entry.kind),
+        entry.size_bytes as i64,
+        entry.size_chars as i64,
+        entry.ascii,
+        entry.sha256,
+        entry.summary,
+        entry.metadata,
+        entry.created_at_ms as f64 / 1000.0,
+        entry.expires_at_ms as f64 / 1000.0,
+    ])?;
     Ok(())
 }
 
@@ -83,22 +78,24 @@ pub(crate) fn list(
 /// Up to `len` bytes of the entry from `offset`, reading only the chunks that hold them.
 pub(crate) fn read(
     conn: &Connection,
+    contents: &Contents,
     plugin: &str,
     session: &str,
     id: &str,
     offset: u64,
     len: usize,
 ) -> Result<Option<Vec<u8>>> {
-    let size: Option<i64> = conn
-        .query_row(
-            "SELECT size_bytes FROM observations WHERE id = ?1 AND plugin = ?2 AND session = ?3",
-            params![id, plugin, session],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let Some(size) = size else { return Ok(None) };
+    let mut entry = conn.prepare_cached(
+        "SELECT size_bytes, content_in_file FROM observations WHERE id = ?1 AND plugin = ?2 AND session = ?3",
+    )?;
+    let found: Option<(i64, bool)> =
+        entry.query_row(params![id, plugin, session], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+    let Some((size, in_file)) = found else { return Ok(None) };
     let start = offset.min(size as u64) as usize;
     let end = start.saturating_add(len).min(size as usize);
+    if in_file {
+        return contents.read(id, start as u64, end - start).map(Some);
+    }
     let mut buf = Vec::with_capacity(end - start);
     let mut chunk_rows = conn.prepare_cached("SELECT rowid FROM observation_chunks WHERE id = ?1 AND seq = ?2")?;
     let mut at = start;
@@ -116,17 +113,28 @@ pub(crate) fn read(
     Ok(Some(buf))
 }
 
-/// Removes expired entries (of one plugin and session when given); returns how many.
-pub(crate) fn gc(conn: &Connection, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
+/// Removes expired entries (of one plugin and session when given), their rows first and then
+/// their content files; returns how many.
+pub(crate) fn gc(conn: &Connection, contents: &Contents, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
+    debug_assert!(conn.is_autocommit(), "files are removed once the rows' deletion is committed");
     let now = now_ms as f64 / 1000.0;
-    let removed = match scope {
-        Some((plugin, session)) => conn.execute(
-            "DELETE FROM observations WHERE expires_at < ?1 AND plugin = ?2 AND session = ?3",
-            params![now, plugin, session],
-        )?,
-        None => conn.execute("DELETE FROM observations WHERE expires_at < ?1", params![now])?,
-    };
-    Ok(removed as u32)
+    let (plugin, session) = scope.unzip();
+    let mut delete = conn.prepare_cached(
+        "DELETE FROM observations WHERE expires_at < ?1 AND (?2 IS NULL OR (plugin = ?2 AND session = ?3))
+         RETURNING id, content_in_file",
+    )?;
+    let removed = delete
+        .query_map(params![now, plugin, session], |r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // The statement ran in its own transaction, now committed: the rows are gone.
+    let files: Vec<String> = removed.iter().filter(|(_, in_file)| *in_file).map(|(id, _)| id.clone()).collect();
+    contents.remove(&files);
+    Ok(removed.len() as u32)
+}
+
+/// Whether an entry `id` exists (for sweeping orphaned content files).
+pub(crate) fn exists(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(conn.query_row("SELECT EXISTS(SELECT 1 FROM observations WHERE id = ?1)", [id], |r| r.get(0))?)
 }
 
 fn read_entry(row: &Row<'_>) -> rusqlite::Result<BlobEntry> {

@@ -2,13 +2,14 @@
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::contents::Contents;
 use super::{blobs, checkpoints, sessions, state};
 use crate::Result;
 use crate::store::{SessionExport, now_ms};
 
 /// Everything stored about session `id`: its row, state, metadata, checkpoints and live
 /// observations with their content, read in one transaction.
-pub(crate) fn session(conn: &mut Connection, id: &str) -> Result<Option<SessionExport>> {
+pub(crate) fn session(conn: &mut Connection, contents: &Contents, id: &str) -> Result<Option<SessionExport>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
     let Some(record) = sessions::get(&tx, id)? else { return Ok(None) };
     let (parent, version, guidance_json): (Option<String>, i64, String) = tx
@@ -20,7 +21,8 @@ pub(crate) fn session(conn: &mut Connection, id: &str) -> Result<Option<SessionE
     let now = now_ms() as u64;
     let mut observations = Vec::new();
     for entry in blobs::list(&tx, None, id, None)?.into_iter().filter(|e| e.expires_at_ms >= now) {
-        let content = blobs::read(&tx, &entry.plugin, id, &entry.id, 0, entry.size_bytes as usize)?.unwrap_or_default();
+        let size = entry.size_bytes as usize;
+        let content = blobs::read(&tx, contents, &entry.plugin, id, &entry.id, 0, size)?.unwrap_or_default();
         observations.push((entry, content));
     }
     let export = SessionExport {
@@ -37,10 +39,16 @@ pub(crate) fn session(conn: &mut Connection, id: &str) -> Result<Option<SessionE
     Ok(Some(export))
 }
 
-/// Stores `export` in one transaction unless its session exists; returns whether it did.
-pub(crate) fn import(conn: &mut Connection, export: &SessionExport) -> Result<bool> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+/// Stores `export` in one transaction unless its session exists; returns whether it did. The
+/// observations' content files are written first and kept only if the transaction lands.
+pub(crate) fn import(conn: &mut Connection, contents: &Contents, export: &SessionExport) -> Result<bool> {
     let record = &export.record;
+    if sessions::exists(conn, &record.id)? {
+        return Ok(false);
+    }
+    let written =
+        contents.write(export.observations.iter().map(|(entry, content)| (entry.id.as_str(), &content[..])))?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     if sessions::exists(&tx, &record.id)? {
         return Ok(false);
     }
@@ -77,9 +85,10 @@ pub(crate) fn import(conn: &mut Connection, export: &SessionExport) -> Result<bo
     for checkpoint in &export.checkpoints {
         checkpoints::insert_record(&tx, checkpoint)?;
     }
-    for (entry, content) in &export.observations {
-        blobs::insert_entry(&tx, &record.id, entry, content)?;
+    for (entry, _) in &export.observations {
+        blobs::insert_entry(&tx, &record.id, entry)?;
     }
     tx.commit()?;
+    written.keep();
     Ok(true)
 }

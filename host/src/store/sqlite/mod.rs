@@ -10,6 +10,7 @@
 
 mod blobs;
 mod checkpoints;
+mod contents;
 mod export;
 mod identities;
 mod schema;
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use async_trait::async_trait;
+use contents::Contents;
 use rusqlite::Connection;
 
 use super::{Backend, Claim, Commit, Head, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
@@ -43,6 +45,8 @@ pub(crate) struct Sqlite(Arc<Pool>);
 
 struct Pool {
     path: PathBuf,
+    /// The observations' content files.
+    contents: Contents,
     idle: Mutex<Vec<Connection>>,
     /// Read-only connections with no busy timeout, for peeks on the calling thread.
     peekers: Vec<Mutex<Connection>>,
@@ -54,11 +58,24 @@ impl Sqlite {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let db = Sqlite(Arc::new(Pool { path: path.to_owned(), idle: Mutex::new(Vec::new()), peekers: Vec::new() }));
-        db.run(|conn| Ok(schema::migrate(conn)?))
-            .await
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("opening database {}", path.display()))?;
+        let contents = || Contents::of(path);
+        let db = Sqlite(Arc::new(Pool {
+            path: path.to_owned(),
+            contents: contents(),
+            idle: Mutex::new(Vec::new()),
+            peekers: Vec::new(),
+        }));
+        db.run_in(|conn, pool| {
+            schema::migrate(conn)?;
+            let swept = pool.contents.sweep(|id| blobs::exists(conn, id))?;
+            if swept > 0 {
+                tracing::info!(swept, dir = %pool.contents.dir().display(), "removed orphaned observation files");
+            }
+            Ok(())
+        })
+        .await
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("opening database {}", path.display()))?;
         let owned = path.to_owned();
         let peekers = tokio::task::spawn_blocking(move || {
             (0..PEEKERS).map(|_| Ok(Mutex::new(peeker(&owned)?))).collect::<anyhow::Result<Vec<_>>>()
@@ -66,7 +83,12 @@ impl Sqlite {
         .await
         .context("database task panicked")?
         .with_context(|| format!("opening database {}", path.display()))?;
-        Ok(Sqlite(Arc::new(Pool { path: path.to_owned(), idle: Mutex::new(Vec::new()), peekers })))
+        Ok(Sqlite(Arc::new(Pool {
+            path: path.to_owned(),
+            contents: contents(),
+            idle: Mutex::new(Vec::new()),
+            peekers,
+        })))
     }
 
     /// Runs `f` with a connection on the blocking thread pool.
@@ -75,13 +97,22 @@ impl Sqlite {
         R: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R> + Send + 'static,
     {
+        self.run_in(move |conn, _| f(conn)).await
+    }
+
+    /// [`Sqlite::run`], with the pool (for its content files) too.
+    async fn run_in<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection, &Pool) -> Result<R> + Send + 'static,
+    {
         let pool = self.0.clone();
         tokio::task::spawn_blocking(move || {
             let mut conn = match pool.idle.lock().unwrap().pop() {
                 Some(conn) => conn,
                 None => connect(&pool.path)?,
             };
-            let result = f(&mut conn);
+            let result = f(&mut conn, &pool);
             // A connection left inside a transaction by an error is not reused.
             if conn.is_autocommit() {
                 let mut idle = pool.idle.lock().unwrap();
@@ -169,12 +200,12 @@ impl Backend for Sqlite {
         plugins: Vec<ScopeToRead>,
     ) -> Result<Read> {
         let (session, turn_id) = (owned(session), owned(turn_id));
-        self.run(move |conn| state::begin(conn, &session, &turn_id, tokens, &plugins)).await
+        self.run_in(move |conn, pool| state::begin(conn, &pool.contents, &session, &turn_id, tokens, &plugins)).await
     }
 
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {
         let session = owned(session);
-        self.run(move |conn| state::commit(conn, &session, expected_version, &calls)).await
+        self.run_in(move |conn, pool| state::commit(conn, &pool.contents, &session, expected_version, &calls)).await
     }
 
     fn peek_head(&self, session: &str) -> Option<Head> {
@@ -226,12 +257,15 @@ impl Backend for Sqlite {
         len: usize,
     ) -> Result<Option<Vec<u8>>> {
         let (plugin, session, id) = (owned(plugin), owned(session), owned(id));
-        self.run(move |conn| blobs::read(conn, &plugin, &session, &id, offset, len)).await
+        self.run_in(move |conn, pool| blobs::read(conn, &pool.contents, &plugin, &session, &id, offset, len)).await
     }
 
     async fn blob_gc(&self, scope: Option<(&str, &str)>, now_ms: u64) -> Result<u32> {
         let scope = scope.map(|(plugin, session)| (owned(plugin), owned(session)));
-        self.run(move |conn| blobs::gc(conn, scope.as_ref().map(|(p, s)| (p.as_str(), s.as_str())), now_ms)).await
+        self.run_in(move |conn, pool| {
+            blobs::gc(conn, &pool.contents, scope.as_ref().map(|(p, s)| (p.as_str(), s.as_str())), now_ms)
+        })
+        .await
     }
 
     async fn checkpoint_insert(&self, request: &SummaryRequest, summary: &Summary) -> Result<Checkpoint> {
@@ -255,11 +289,11 @@ impl Backend for Sqlite {
 
     async fn export_session(&self, id: &str) -> Result<Option<SessionExport>> {
         let id = owned(id);
-        self.run(move |conn| export::session(conn, &id)).await
+        self.run_in(move |conn, pool| export::session(conn, &pool.contents, &id)).await
     }
 
     async fn import_session(&self, session: SessionExport) -> Result<bool> {
-        self.run(move |conn| export::import(conn, &session)).await
+        self.run_in(move |conn, pool| export::import(conn, &pool.contents, &session)).await
     }
 
     async fn identities(&self) -> Result<Vec<(String, String, i64)>> {

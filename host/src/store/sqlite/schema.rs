@@ -90,6 +90,9 @@ const MIGRATIONS: &[&str] = &[
         identity TEXT NOT NULL,          -- embedded:<name> | sha256:<hex of the component file>
         recorded_at INTEGER NOT NULL     -- unix ms
     ) WITHOUT ROWID;",
+    // 5: an observation's content in a file of its own beside the database (see
+    // `contents.rs`), not in `observation_chunks`, which keeps the entries written before.
+    "ALTER TABLE observations ADD COLUMN content_in_file INTEGER NOT NULL DEFAULT 0;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {

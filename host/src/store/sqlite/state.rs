@@ -3,6 +3,7 @@
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
+use super::contents::Contents;
 use super::{blobs, sessions};
 use crate::capabilities::storage::ScopeWrites;
 use crate::store::{Commit, PluginWrites, Read, ScopeToRead, Snapshot, Writes, now_ms};
@@ -14,6 +15,7 @@ use crate::{Error, Result};
 /// of every turn); the usual call, inside the current turn, writes nothing.
 pub(crate) fn begin(
     conn: &mut Connection,
+    contents: &Contents,
     session: &str,
     turn_id: &str,
     tokens: Option<u64>,
@@ -30,7 +32,7 @@ pub(crate) fn begin(
             drop(tx);
             let (_, new) = sessions::start_turn(conn, session, turn_id, tokens)?;
             if new {
-                blobs::gc(conn, None, now_ms() as u64)?;
+                blobs::gc(conn, contents, None, now_ms() as u64)?;
             }
             continue;
         }
@@ -67,13 +69,18 @@ fn bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Vec<u8>> {
 }
 
 /// Commits the effects of one operation's calls if the session is still at
-/// `expected_version`, in one transaction that bumps the version once.
+/// `expected_version`, in one transaction that bumps the version once. New observations'
+/// content is written and synced first, before the write lock is taken (so a large one does
+/// not hold up other sessions' commits), and removed again unless the commit lands.
 pub(crate) fn commit(
     conn: &mut Connection,
+    contents: &Contents,
     session: &str,
     expected_version: i64,
     calls: &[PluginWrites],
 ) -> Result<Commit> {
+    let blobs = calls.iter().flat_map(|(_, _, blobs)| blobs);
+    let written = contents.write(blobs.map(|blob| (blob.id.as_str(), &blob.content.bytes[..])))?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: Option<i64> =
         tx.query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0)).optional()?;
@@ -85,11 +92,12 @@ pub(crate) fn commit(
     for (plugin, writes, blobs) in calls {
         apply(&tx, plugin, session, writes)?;
         for blob in blobs {
-            blobs::insert(&tx, plugin, session, blob)?;
+            blobs::insert_entry(&tx, session, &blob.entry(plugin))?;
         }
     }
     tx.execute("UPDATE sessions SET version = version + 1, updated_at = ?2 WHERE id = ?1", params![session, now_ms()])?;
     tx.commit()?;
+    written.keep();
     Ok(Commit::Done)
 }
 
