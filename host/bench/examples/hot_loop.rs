@@ -9,7 +9,8 @@
 //!
 //! Operations: `before_query` (the scratchpad plugin only, all three spaces filled, as the
 //! benchmark's component row), `native` (the same on the native baseline), `append` (a tool call
-//! with its commit), `range_read` (2 KB of a 100 MB observation), `offload` (a 1 MB observation).
+//! with its commit), `range_read` (2 KB of a 100 MB observation), `offload` (a 1 MB observation),
+//! `offload_100mb`.
 //! The second argument is seconds (default 10) or, with a trailing `x`, a number of calls
 //! (`5000x`: what callgrind wants). Prints the mean time per call.
 
@@ -41,7 +42,7 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("loop.db");
     let plugins = match operation.as_str() {
-        "range_read" | "offload" => vec![PluginSpec::embedded("observations")],
+        "range_read" | "offload" | "offload_100mb" => vec![PluginSpec::embedded("observations")],
         _ => vec![PluginSpec::embedded("scratchpad")],
     };
     let config = HostConfig {
@@ -56,7 +57,10 @@ async fn main() {
     let read = ToolCall::new("fs_read", "{}", 1);
     let line = "INFO 2026-04-26 10:00:01 a line of a very large log, repeated\n";
     let mut range = String::new();
-    let one_mb = Observation::text(line.repeat(1_000_000 / line.len()));
+    let one_mb = match operation.as_str() {
+        "offload_100mb" => Observation::text(line.repeat(100_000_000 / line.len())),
+        _ => Observation::text(line.repeat(1_000_000 / line.len())),
+    };
     match operation.as_str() {
         "before_query" | "append" => {
             for args in FILL {
@@ -100,7 +104,7 @@ async fn main() {
                 host.call_tool(&turn, "session.scratchpad", args).await.unwrap();
             }
             "range_read" => drop(host.call_tool(&turn, "scratchpad_read", &range).await.unwrap()),
-            "offload" => drop(host.after_tool_result(&turn, &read, &one_mb).await.unwrap()),
+            "offload" | "offload_100mb" => drop(host.after_tool_result(&turn, &read, &one_mb).await.unwrap()),
             other => panic!("unknown operation `{other}`"),
         }
         calls += 1;

@@ -68,6 +68,10 @@ fn bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Vec<u8>> {
     }
 }
 
+/// Content size from which the commit hashes new observations beside writing them: below it,
+/// a thread costs more than it saves.
+const HASH_BESIDE_BYTES: usize = 1 << 20;
+
 /// Commits the effects of one operation's calls if the session is still at
 /// `expected_version`, in one transaction that bumps the version once. New observations'
 /// content is written and synced first, before the write lock is taken (so a large one does
@@ -79,8 +83,16 @@ pub(crate) fn commit(
     expected_version: i64,
     calls: &[PluginWrites],
 ) -> Result<Commit> {
-    let blobs = calls.iter().flat_map(|(_, _, blobs)| blobs);
-    let written = contents.write(blobs.map(|blob| (blob.id.as_str(), &blob.content.bytes[..])))?;
+    let blobs = || calls.iter().flat_map(|(_, _, blobs)| blobs);
+    let large = blobs().map(|blob| blob.content.bytes.len()).sum::<usize>() >= HASH_BESIDE_BYTES;
+    let written = std::thread::scope(|scope| {
+        // The entries' SHA-256 (computed once, kept with the observation) on a second thread
+        // while their content is written: for a large observation both take about as long.
+        if large {
+            scope.spawn(|| blobs().for_each(|blob| _ = blob.content.sha256()));
+        }
+        contents.write(blobs().map(|blob| (blob.id.as_str(), &blob.content.bytes[..])))
+    })?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: Option<i64> =
         tx.query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0)).optional()?;
