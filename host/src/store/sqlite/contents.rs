@@ -70,8 +70,14 @@ impl Contents {
         &self.dir
     }
 
-    fn path(&self, id: &str) -> PathBuf {
-        self.dir.join(id)
+    /// The file of entry `id`. Ids are the host's hex digits, so one never names anything
+    /// but a file in the directory; anything else (a damaged or hand-made row) is refused.
+    fn path(&self, id: &str) -> std::io::Result<PathBuf> {
+        if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let message = format!("`{id}` is not an observation id (hex digits)");
+            return Err(std::io::Error::new(ErrorKind::InvalidInput, message));
+        }
+        Ok(self.dir.join(id))
     }
 
     /// Writes and syncs the content of each `(id, bytes)`, then syncs the directory: after
@@ -84,6 +90,7 @@ impl Contents {
             }
             let partial = self.dir.join(format!("{id}.partial"));
             let result = (|| -> std::io::Result<()> {
+                let path = self.path(id)?;
                 let mut file = File::options().write(true).create_new(true).open(&partial)?;
                 let mut at = 0;
                 for piece in bytes.chunks(WRITE_BEHIND) {
@@ -93,7 +100,7 @@ impl Contents {
                 }
                 file.sync_data()?;
                 // A link, not a rename: it never replaces a file already there.
-                std::fs::hard_link(&partial, self.path(id))?;
+                std::fs::hard_link(&partial, path)?;
                 std::fs::remove_file(&partial)
             })();
             if let Err(error) = result {
@@ -117,14 +124,14 @@ impl Contents {
     pub(crate) fn read(&self, id: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
         let damaged = |error: std::io::Error| {
             let what = format!(
-                "observation {id} is damaged: its content file {} does not hold bytes {offset}..{} \
+                "observation {id} is damaged: its content file in {} does not hold bytes {offset}..{} \
                  ({error}); the entry cannot be read",
-                self.path(id).display(),
+                self.dir.display(),
                 offset + len as u64
             );
             crate::Error::Other(anyhow::anyhow!(what))
         };
-        let file = File::open(self.path(id)).map_err(damaged)?;
+        let file = File::open(self.path(id).map_err(damaged)?).map_err(damaged)?;
         let mut buf = vec![0; len];
         file.read_exact_at(&mut buf, offset).map_err(damaged)?;
         Ok(buf)
@@ -133,7 +140,7 @@ impl Contents {
     /// Removes the files of `ids` (those already gone are skipped).
     pub(crate) fn remove(&self, ids: &[String]) {
         for id in ids {
-            if let Err(error) = std::fs::remove_file(self.path(id))
+            if let Err(error) = self.path(id).and_then(std::fs::remove_file)
                 && error.kind() != ErrorKind::NotFound
             {
                 tracing::warn!(%error, id, dir = %self.dir.display(), "could not remove an observation file");
@@ -162,10 +169,15 @@ impl Contents {
             if !old {
                 continue;
             }
-            let orphan = match name.strip_suffix(".partial") {
-                Some(_) => true,
-                None => !has_entry(&name)?,
+            // Only the host's own names: anything else an operator put here is left alone.
+            let (id, partial) = match name.strip_suffix(".partial") {
+                Some(id) => (id, true),
+                None => (name.as_str(), false),
             };
+            if self.path(id).is_err() {
+                continue;
+            }
+            let orphan = partial || !has_entry(id)?;
             if orphan && std::fs::remove_file(file.path()).is_ok() {
                 removed += 1;
             }
@@ -207,8 +219,12 @@ mod tests {
         let short = contents.read("b", 3, 5).unwrap_err().to_string();
         assert!(short.contains("damaged") && short.contains("3..8"), "{short}");
         assert!(contents.write([("b", &b"again"[..])]).is_err(), "an id is written once");
+        for bad in ["../x", "", "a/b", "zz"] {
+            assert!(contents.write([(bad, &b"x"[..])]).is_err(), "{bad:?} is not an id");
+            assert!(contents.read(bad, 0, 0).is_err(), "{bad:?} is not an id");
+        }
         assert_eq!(contents.read("b", 0, 5).unwrap(), b"hello", "and the failed write changed nothing");
-        contents.remove(&["b".into(), "missing".into()]);
+        contents.remove(&["b".into(), "0d".into()]);
         assert!(contents.read("b", 0, 1).is_err());
     }
 
@@ -217,16 +233,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let contents = Contents::of(&dir.path().join("x.db"));
         assert_eq!(contents.sweep(|_| Ok(false)).unwrap(), 0, "no directory yet");
-        contents.write([("kept", &b"1"[..]), ("orphan", &b"2"[..]), ("young", &b"3"[..])]).unwrap().keep();
-        std::fs::write(contents.dir().join("torn.partial"), b"4").unwrap();
+        contents.write([("0a", &b"1"[..]), ("0b", &b"2"[..]), ("0c", &b"3"[..])]).unwrap().keep();
+        std::fs::write(contents.dir().join("0e.partial"), b"4").unwrap();
+        std::fs::write(contents.dir().join("notes.txt"), b"an operator's").unwrap();
         let old = std::time::SystemTime::now() - ORPHAN_AGE - Duration::from_secs(60);
-        for name in ["kept", "orphan", "torn.partial"] {
+        for name in ["0a", "0b", "0e.partial", "notes.txt"] {
             File::options().write(true).open(contents.dir().join(name)).unwrap().set_modified(old).unwrap();
         }
-        assert_eq!(contents.sweep(|id| Ok(id == "kept")).unwrap(), 2);
+        assert_eq!(contents.sweep(|id| Ok(id == "0a")).unwrap(), 2);
         let mut left: Vec<String> =
             std::fs::read_dir(contents.dir()).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
         left.sort();
-        assert_eq!(left, ["kept", "young"], "a young file may be another process's commit in flight");
+        assert_eq!(left, ["0a", "0c", "notes.txt"], "a young file may be another process's commit in flight");
     }
 }
