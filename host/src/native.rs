@@ -163,3 +163,42 @@ mod sdk_scratchpad {
     /// The scratchpad over the host's scope, as the native baseline runs it.
     pub(super) type Pad<'a> = scratchpad_guest::Scratchpad<'a, super::ScopeStorage, super::Tokenizer>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Origin;
+
+    /// A hot session's begin needs no trip and so never waits: a task looping over one must
+    /// still give the runtime back its thread now and then, or a one-thread runtime never runs
+    /// anything else (here: the timer that ends the loop).
+    #[test]
+    fn a_loop_of_operations_on_a_hot_session_lets_other_tasks_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hot.db");
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let store = Arc::new(ScopedStore::open(path.as_path(), "p").await.unwrap());
+                store.db.create_session("s", &Origin::New, &[], Vec::new()).await.unwrap();
+                let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let (looping, flag) = (store.clone(), stop.clone());
+                let calls = tokio::spawn(async move {
+                    let mut calls = 0u64;
+                    while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                        looping.run("s", "t", |_| ((), false)).await.unwrap();
+                        calls += 1;
+                    }
+                    calls
+                });
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                let calls = calls.await.unwrap();
+                done.send(calls).unwrap();
+            });
+        });
+        let calls = finished.recv_timeout(std::time::Duration::from_secs(60)).expect("the timer never ran: starved");
+        assert!(calls > 2, "the loop ran hot operations ({calls})");
+    }
+}

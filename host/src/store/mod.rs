@@ -192,6 +192,10 @@ impl Db {
             && head.turn_id.as_deref() == Some(turn_id)
             && let Some(snapshots) = self.hot.get(session, head.version, &plugins)
         {
+            // Nothing above awaited: count against the task's cooperative budget, so a caller
+            // running hot operations in a loop still lets the runtime's other tasks (and its
+            // timers) run.
+            tokio::task::consume_budget().await;
             return Ok(Read { head, snapshots });
         }
         let names: Vec<(usize, String)> = plugins.iter().map(|p| (p.index, p.plugin.clone())).collect();
