@@ -9,7 +9,8 @@
 //!
 //! Operations: `before_query` (the scratchpad plugin only, all three spaces filled, as the
 //! benchmark's component row), `native` (the same on the native baseline), `append` (a tool call
-//! with its commit), `range_read` (2 KB of a 100 MB observation), `offload` (a 1 MB observation),
+//! with its commit, the notes reset every 1,000 appends as in the benchmark; `native_append` the
+//! same natively), `range_read` (2 KB of a 100 MB observation), `offload` (a 1 MB observation),
 //! `offload_100mb`.
 //! The second argument is seconds (default 10) or, with a trailing `x`, a number of calls
 //! (`5000x`: what callgrind wants). Prints the mean time per call.
@@ -78,7 +79,7 @@ async fn main() {
         _ => {}
     }
     let native = NativeScratchpad::open(&database).await.unwrap();
-    if operation == "native" {
+    if operation == "native" || operation == "native_append" {
         host.create_session("native", Origin::New).await.unwrap();
         for args in FILL {
             native.call_tool("native", "t", 0, "session.scratchpad", args).await.unwrap();
@@ -95,13 +96,17 @@ async fn main() {
         match operation.as_str() {
             "before_query" => drop(host.before_query(&turn, "continue").await.unwrap()),
             "native" => drop(native.before_query("native", "t", 0).await.unwrap()),
-            "append" => {
-                let args = if calls % 100 == 99 {
+            "append" | "native_append" => {
+                let args = if calls % 1000 == 999 {
                     r#"{"action":"set_notes","content":""}"#
                 } else {
                     r#"{"action":"append_notes","content":"x"}"#
                 };
-                host.call_tool(&turn, "session.scratchpad", args).await.unwrap();
+                if operation == "append" {
+                    host.call_tool(&turn, "session.scratchpad", args).await.unwrap();
+                } else {
+                    native.call_tool("native", "t", 0, "session.scratchpad", args).await.unwrap();
+                }
             }
             "range_read" => drop(host.call_tool(&turn, "scratchpad_read", &range).await.unwrap()),
             "offload" | "offload_100mb" => drop(host.after_tool_result(&turn, &read, &one_mb).await.unwrap()),
