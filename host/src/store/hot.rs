@@ -59,6 +59,11 @@ impl HotSessions {
         HotSessions { budget, inner: Mutex::new(Inner::default()) }
     }
 
+    /// Whether anything is ever kept (a budget of 0, or a backend that cannot peek: no).
+    pub(crate) fn enabled(&self) -> bool {
+        self.budget > 0
+    }
+
     /// Whether anything of `session` is kept (else a begin need not look at the head first).
     pub(crate) fn has(&self, session: &str) -> bool {
         self.budget > 0 && self.inner.lock().unwrap().sessions.contains_key(session)

@@ -198,6 +198,9 @@ impl Db {
             tokio::task::consume_budget().await;
             return Ok(Read { head, snapshots });
         }
+        if !self.hot.enabled() {
+            return self.backend.begin(session, turn_id, tokens, plugins).await;
+        }
         let names: Vec<(usize, String)> = plugins.iter().map(|p| (p.index, p.plugin.clone())).collect();
         let read = self.backend.begin(session, turn_id, tokens, plugins).await?;
         self.hot.keep_read(session, &read, &names);
@@ -220,9 +223,7 @@ impl Db {
         }
         outcome
     }
-}
 
-impl Db {
     /// [`Backend::blob_stat`], from memory for an entry read before that has not expired
     /// (`entries.rs`).
     pub(crate) async fn blob_stat(&self, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>> {
