@@ -1,6 +1,6 @@
 //! Builds the first-party plugin components and embeds them in the host, so the `scratchpad`
 //! binary works with no files around it. The how and why of the nested build is documented
-//! in `host/build-support`.
+//! in `build-support`.
 
 use scratchpad_build_support::{Component, build, path_constants};
 

@@ -1,4 +1,4 @@
-//! Builds the test components (see `host/build-support` for how and why) and writes their
+//! Builds the test components (see `build-support` for how and why) and writes their
 //! paths to `$OUT_DIR/test_components.rs`.
 
 use scratchpad_build_support::{Component, build, path_constants};

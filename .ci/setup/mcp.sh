@@ -11,5 +11,5 @@ export PATH="$node_dir:$PATH"
 node --version
 (cd tests/clients/conformance && "$npm" ci --no-audit --no-fund)
 # The MCP Inspector (its CLI, pinned in tests/clients/inspector/package-lock.json), for
-# host/tests/mcp_inspector.rs: the same npm on the same Node 24.
+# cli/tests/mcp_inspector.rs: the same npm on the same Node 24.
 (cd tests/clients/inspector && "$npm" ci --no-audit --no-fund)

@@ -23,7 +23,7 @@
 use scratchpad_plugin_sdk::{Injection, Placement};
 
 use crate::config::{Config, Surface};
-use crate::schema::notes_budget;
+use crate::phrases::{delivery_phrase, notes_budget};
 use crate::state::Spaces;
 
 /// First line of the context block (seed 001).
@@ -43,15 +43,6 @@ pub const NOTEPAD_INSTRUCTION: &str = "For multi-step or complex tasks, use the 
 /// Whether `placement` puts text in the system prompt (rather than around the message).
 pub fn is_system(placement: Placement) -> bool {
     matches!(placement, Placement::PrependSystem | Placement::AppendSystem)
-}
-
-/// How the block reaches the model, for prose ("prepended to each message you receive").
-pub fn delivery_phrase(placement: Placement) -> &'static str {
-    match placement {
-        Placement::PrependContext => "prepended to each message you receive",
-        Placement::AppendContext => "appended to each message you receive",
-        Placement::PrependSystem | Placement::AppendSystem => "included in your system prompt every turn",
-    }
 }
 
 /// Whether texts should speak of "the notepad" (seed 003's words): when the notepad tools

@@ -27,6 +27,7 @@ pub mod config;
 pub mod inject;
 mod notepad_tools;
 mod nudges;
+pub mod phrases;
 pub mod plan_detection;
 mod plugin;
 pub mod schema;
@@ -37,7 +38,7 @@ pub mod state;
 mod testing;
 
 // The component glue exists only for the component target (`wasm32-wasip2`): the Extism peer
-// (`plugins/extism-peer`) builds this crate for `wasm32-unknown-unknown`, where the component's
+// (`bench/extism-peer`) builds this crate for `wasm32-unknown-unknown`, where the component's
 // exports and imports would end up in its module and the Extism host could not link them.
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod component;

@@ -5,7 +5,7 @@ use scratchpad_plugin_sdk::ToolSpec;
 use serde_json::{Value, json};
 
 use crate::config::{Config, Surface};
-use crate::inject::delivery_phrase;
+use crate::phrases::{delivery_phrase, notes_budget};
 
 /// Name of the scratchpad tool of seeds 000 and 001.
 pub const SCRATCHPAD_TOOL: &str = "session.scratchpad";
@@ -32,14 +32,6 @@ pub fn surface_tools(surface: Surface, config: &Config) -> Vec<ToolSpec> {
 
 fn spec(name: &str, description: String, parameters: Value) -> ToolSpec {
     ToolSpec { name: name.into(), description, parameters: parameters.to_string() }
-}
-
-/// The notes budget as prose, e.g. `4000 chars` or `4000 chars (~2000 tokens)`.
-pub fn notes_budget(config: &Config) -> String {
-    match config.notes_max_tokens() {
-        Some(tokens) => format!("{} chars (~{tokens} tokens)", config.notes_max_chars),
-        None => format!("{} chars", config.notes_max_chars),
-    }
 }
 
 fn scratchpad(config: &Config) -> ToolSpec {

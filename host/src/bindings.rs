@@ -23,7 +23,7 @@ wasmtime::component::bindgen!({
     },
     exports: { default: async },
     with: {
-        "scratchpad:plugin/observation.observation": crate::capabilities::observation::ObservationData,
+        "scratchpad:plugin/observation.observation": crate::resources::ObservationData,
     },
 });
 

@@ -78,6 +78,24 @@ impl Default for Limits {
     }
 }
 
+// The fixed bounds every plugin is held to, beside the configurable [`Limits`] (each is in
+// docs/security.md).
+
+/// Most tools one plugin may declare. The host lists, routes and serves every declared tool
+/// on every start and in every turn, so a manifest must cost a bounded amount.
+pub(crate) const MAX_TOOLS: usize = 128;
+/// Longest tool description, in bytes (model APIs cap descriptions near 1,000 characters).
+pub(crate) const MAX_DESCRIPTION_BYTES: usize = 4 << 10;
+/// Longest parameters schema of one tool, in bytes.
+pub(crate) const MAX_SCHEMA_BYTES: usize = 16 << 10;
+/// What one item of a returned list costs beyond its text, in bytes, as the output cap counts
+/// it: the host stores, renders and serialises every item, so a million empty injections are
+/// not free because their text is empty.
+pub(crate) const ITEM_OVERHEAD_BYTES: usize = 64;
+
+/// The default budget of the hot-session cache (`hot_session_bytes`).
+pub(crate) const HOT_SESSION_BYTES: u64 = 64 << 20;
+
 /// The tokenizer behind the `tokens` capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -243,7 +261,7 @@ impl Default for HostConfig {
             max_concurrent_calls: 64,
             instance_allocation: InstanceAllocation::default(),
             warm_instances: 2,
-            hot_session_bytes: crate::store::HOT_SESSION_BYTES,
+            hot_session_bytes: HOT_SESSION_BYTES,
             summarizer: None,
         }
     }

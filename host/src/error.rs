@@ -169,3 +169,9 @@ pub(crate) fn human_bytes(bytes: u64) -> String {
         format!("{bytes} bytes")
     }
 }
+
+/// The deadline error the epoch callback traps with, and host imports that stop their own
+/// work at the call's deadline return.
+#[derive(Debug, thiserror::Error)]
+#[error("deadline exceeded")]
+pub(crate) struct DeadlineExceeded;

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use crate::bindings::wit;
 use std::sync::Arc;
 
-use crate::capabilities::observation::{ObservationData, ObservationFacts};
 use crate::error::{Error, Result};
 use crate::host::{Host, from_wit_injection};
 use crate::prompt::Prompt;
+use crate::resources::{ObservationData, ObservationFacts};
 use crate::transaction::{Involved, transaction};
 use crate::types::{
     ContentKind, Observation, ObservationView, ToolCall, ToolError, ToolErrorKind, ToolOutput, ToolSpec, TurnContext,

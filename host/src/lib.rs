@@ -40,14 +40,14 @@ mod hooks;
 mod host;
 mod identity;
 mod inspect;
+mod instances;
+#[cfg(feature = "internals")]
+pub mod internals;
 pub mod interop;
-#[doc(hidden)]
-pub mod native;
 mod notepad;
 mod plugin;
 mod prompt;
-#[doc(hidden)]
-pub mod reuse;
+mod resources;
 mod sandbox;
 mod store;
 pub mod terminal;

@@ -12,7 +12,9 @@ use wasmtime::component::Component;
 use crate::bindings::PluginPre;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::{CallState, PluginInfo};
-use crate::config::{Limits, PluginSource, PluginSpec};
+use crate::config::{
+    ITEM_OVERHEAD_BYTES, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_TOOLS, PluginSource, PluginSpec,
+};
 use crate::error::Error;
 use crate::sandbox::Sandbox;
 use crate::store::Snapshot;
@@ -22,13 +24,6 @@ use crate::warm::WarmPool;
 /// The contract a component must implement.
 pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.0";
 
-/// Most tools one plugin may declare. The host lists, routes and serves every declared tool
-/// on every start and in every turn, so a manifest must cost a bounded amount.
-pub const MAX_TOOLS: usize = 128;
-/// Longest tool description, in bytes (model APIs cap descriptions near 1,000 characters).
-pub const MAX_DESCRIPTION_BYTES: usize = 4 << 10;
-/// Longest parameters schema of one tool, in bytes.
-pub const MAX_SCHEMA_BYTES: usize = 16 << 10;
 /// Longest message a plugin may refuse its configuration with, in bytes; the rest is cut.
 pub const MAX_REFUSAL_BYTES: usize = 4 << 10;
 
@@ -157,7 +152,7 @@ pub(crate) async fn load(
     let tools = check_tools(&spec.name, manifest.tools).map_err(refuse)?;
     // Every declared tool may be offered in one listing, which the output cap bounds.
     let listed = tools.iter().map(|t| t.name.len() + t.description.len() + t.parameters.len()).sum::<usize>()
-        + tools.len() * crate::sandbox::ITEM_OVERHEAD_BYTES;
+        + tools.len() * ITEM_OVERHEAD_BYTES;
     if listed as u64 > spec.limits.output_bytes {
         return Err(refuse(format!(
             "its manifest's tools take {listed} bytes, over its output cap of {} bytes (limits.output_bytes), so \

@@ -21,8 +21,9 @@ use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
 use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo, SessionScope};
+use crate::config::ITEM_OVERHEAD_BYTES;
 use crate::engine::EpochTicker;
-use crate::error::{Error, PluginFailure};
+use crate::error::{DeadlineExceeded, Error, PluginFailure};
 use crate::store::PendingBlob;
 use crate::types::ToolSpec;
 
@@ -40,12 +41,6 @@ pub(crate) struct Sandbox {
     permits: Semaphore,
     _ticker: EpochTicker,
 }
-
-/// The deadline error the epoch callback traps with, and host imports that stop their own
-/// work at the call's deadline return.
-#[derive(Debug, thiserror::Error)]
-#[error("deadline exceeded")]
-pub(crate) struct DeadlineExceeded;
 
 impl Sandbox {
     pub(crate) fn new(engine: Engine, tokenizer: Arc<Tokenizer>, max_concurrent_calls: u32) -> anyhow::Result<Self> {
@@ -211,11 +206,6 @@ fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>
     }
 }
 
-/// What one item of a returned list costs beyond its text, in bytes, as the output cap counts
-/// it: the host stores, renders and serialises every item, so a million empty injections are
-/// not free because their text is empty.
-pub(crate) const ITEM_OVERHEAD_BYTES: usize = 64;
-
 /// Most injections one call may return (`before-query`, `before-session-create`).
 pub(crate) const MAX_INJECTIONS_PER_CALL: usize = 64;
 
@@ -331,7 +321,7 @@ impl CallOutput for wit::ToolOutput {
 }
 
 impl CallOutput for wit::ToolSpec {
-    const MAX_ITEMS: (usize, &'static str) = (crate::plugin::MAX_TOOLS, "tools");
+    const MAX_ITEMS: (usize, &'static str) = (crate::config::MAX_TOOLS, "tools");
 
     fn output_bytes(&self) -> usize {
         self.name.len() + self.description.len() + self.parameters.len()
@@ -342,7 +332,7 @@ impl CallOutput for wit::ToolSpec {
         if !declared.iter().any(|t| t.name == self.name) {
             return Some(format!("it offered the tool `{}`, which its manifest does not declare", self.name));
         }
-        use crate::plugin::{MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES};
+        use crate::config::{MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES};
         (self.description.len() > MAX_DESCRIPTION_BYTES || self.parameters.len() > MAX_SCHEMA_BYTES).then(|| {
             format!(
                 "it offered the tool `{}` with a description or schema over the manifest's bounds ({} and {} bytes)",

@@ -177,7 +177,9 @@ impl Tx<'_> {
         self.snapshots[index].take().expect("each involved plugin is called once per transaction")
     }
 
-    /// Keeps `writes` of plugin `index` to commit, for a caller that ran it itself.
+    /// Keeps `writes` of plugin `index` to commit, for a caller that ran it itself (the kept
+    /// instance of `internals.rs`).
+    #[cfg(feature = "internals")]
     pub(crate) fn keep_writes(&mut self, index: usize, writes: ScopeWrites) {
         self.effects.push((index, Effects { writes, blobs: Vec::new(), checkpoint: None }));
     }

@@ -235,3 +235,79 @@ pub struct ObservationView {
     /// The replacement text, or `None` when the model sees the original unchanged.
     pub replacement: Option<String>,
 }
+
+/// Why a checkpoint was due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum CheckpointTrigger {
+    /// The conversation reached this percentage of the context window.
+    TokenPercent(u8),
+    /// This many user messages since the previous checkpoint.
+    MessageCount(u32),
+}
+
+/// What the host asks the embedder's summarizer for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryRequest {
+    /// The session to summarise.
+    pub session_id: String,
+    /// The turn that just ended.
+    pub turn_id: String,
+    /// The plugin that asked.
+    pub plugin: String,
+    /// Why.
+    pub trigger: CheckpointTrigger,
+    /// Tokens the conversation uses now.
+    pub tokens: u64,
+    /// User messages in the session so far.
+    pub message_count: u32,
+}
+
+/// The structured summary seed 002 asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Prose summary of the conversation so far.
+    pub summary: String,
+    /// Topics discussed.
+    pub topics: Vec<String>,
+    /// Decisions taken.
+    pub key_decisions: Vec<String>,
+    /// Questions still open.
+    pub open_questions: Vec<String>,
+}
+
+/// A stored checkpoint, with seed 002's fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// `{unix_ms}_{4 hex}`.
+    pub id: String,
+    /// The previous checkpoint of the session, if any (seed 002 links records by `parentId`).
+    pub parent_id: Option<String>,
+    /// The session.
+    pub session_id: String,
+    /// The plugin that asked for it.
+    pub plugin: String,
+    /// The turn at whose end it was written.
+    pub turn_id: String,
+    /// When it was stored, Unix milliseconds.
+    pub created_at_ms: u64,
+    /// Why it was written.
+    pub trigger: CheckpointTrigger,
+    /// Tokens the conversation used when it was requested.
+    pub tokens_at_checkpoint: u64,
+    /// User messages when it was requested.
+    pub message_count_at_checkpoint: u32,
+    /// What the summarizer wrote.
+    pub checkpoint: Summary,
+}
+
+impl Checkpoint {
+    /// Seed 002's fast-path rule: a checkpoint can stand in for a fresh summary when it
+    /// covers more than half of the conversation's `tokens_now` (`TokensAtCheckpoint >
+    /// TotalTokens * 0.5`).
+    pub fn covers(&self, tokens_now: u64) -> bool {
+        u128::from(self.tokens_at_checkpoint) * 2 > u128::from(tokens_now)
+    }
+}

@@ -22,41 +22,18 @@ import httpx
 import mcp.types as types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
-
-CONFIG = """
-[[plugin]]
-name = "scratchpad"
-[[plugin]]
-name = "context-guard"
-[plugin.limits]
-call_timeout_ms = 5000
-[plugin.config]
-showContext = false
-[plugin.config.checkpoint]
-enabled = true
-minTokensForGen = 0
-"""
-
-SUMMARY = {
-    "summary": "Ported the sidecar to HTTP.",
-    "topics": ["MCP", "HTTP"],
-    "keyDecisions": ["use rmcp's transport"],
-    "openQuestions": ["batch support?"],
-}
-
+from support import SUMMARY, env_for, write_config
 
 class Server:
     def __init__(self, binary, tmp):
         self.binary, self.db = binary, os.path.join(tmp, "http.db")
-        self.env = dict(os.environ, XDG_CACHE_HOME=os.environ.get("SCRATCHPAD_TEST_CACHE_HOME") or os.path.join(tmp, "cache"))
+        self.env = env_for(tmp)
         self.env.pop("SCRATCHPAD_MCP_TOKEN", None)
         self.token = secrets.token_hex(24)
         token_file = os.path.join(tmp, "token")
         with open(token_file, "w") as f:
             f.write(self.token + "\n")
-        config = os.path.join(tmp, "config.toml")
-        with open(config, "w") as f:
-            f.write(CONFIG)
+        config = write_config(tmp)
         self.proc = subprocess.Popen(
             [binary, "--db", self.db, "--config", config, "mcp", "--http", "127.0.0.1:0", "--token-file", token_file],
             stdout=subprocess.PIPE, env=self.env, text=True)

@@ -10,10 +10,11 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from support import env_for
 
 
 async def main(binary, db):
-    env = dict(os.environ, XDG_CACHE_HOME=os.environ.get("SCRATCHPAD_TEST_CACHE_HOME") or os.path.join(os.path.dirname(db), "cache"))
+    env = env_for(os.path.dirname(db))
     server = StdioServerParameters(command=binary, args=["--db", db, "mcp", "--session", "mcp-py"], env=env)
     checks = 0
     async with stdio_client(server) as (read, write):

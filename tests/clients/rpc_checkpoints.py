@@ -7,69 +7,21 @@ the checkpoint is stored with seed 002's fields. A client that answers with an e
 -32006 for the turn and no checkpoint, with the turn's hooks kept. Stdlib only.
 """
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-CONFIG = """
-[[plugin]]
-name = "scratchpad"
-[[plugin]]
-name = "context-guard"
-[plugin.limits]
-call_timeout_ms = 5000
-[plugin.config]
-showContext = false
-[plugin.config.checkpoint]
-enabled = true
-minTokensForGen = 0
-"""
-
-SUMMARY = {
-    "summary": "Checkpoints from Python.",
-    "topics": ["JSON-RPC"],
-    "keyDecisions": ["the client answers summarize"],
-    "openQuestions": [],
-}
-
+from support import SUMMARY, Sidecar, write_config
 
 def main(binary):
     with tempfile.TemporaryDirectory() as tmp:
-        config = os.path.join(tmp, "config.toml")
-        with open(config, "w") as f:
-            f.write(CONFIG)
-        env = dict(os.environ, XDG_CACHE_HOME=os.environ.get("SCRATCHPAD_TEST_CACHE_HOME") or os.path.join(tmp, "cache"))
-        proc = subprocess.Popen([binary, "--db", os.path.join(tmp, "rpc.db"), "--config", config, "serve", "--summarize"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
-        next_id = [0]
-
-        def send(message):
-            proc.stdin.write(json.dumps(message) + "\n")
-            proc.stdin.flush()
-
-        def read():
-            line = proc.stdout.readline()
-            assert line, "the server closed its output"
-            return json.loads(line)
+        rpc = Sidecar(binary, os.path.join(tmp, "rpc.db"), ["--config", write_config(tmp)], ["--summarize"])
 
         def request(method, params, answer_summarize=None):
-            """Sends a request; answers the server's `summarize` requests on the way with
-            `answer_summarize(params)` -> ("result" | "error", value); returns the response
-            and the summarize requests seen."""
-            next_id[0] += 1
-            send({"jsonrpc": "2.0", "id": next_id[0], "method": method, "params": params})
-            asked = []
-            while True:
-                message = read()
-                if message.get("method") == "summarize":
-                    asked.append(message)
-                    kind, value = answer_summarize(message["params"])
-                    send({"jsonrpc": "2.0", "id": message["id"], kind: value})
-                    continue
-                assert message["id"] == next_id[0], message
-                return message, asked
+            """Sends a request, answering the server's `summarize` requests on the way; returns
+            the response and the summarize requests seen."""
+            response = rpc.call(method, params, answer_summarize)
+            return response, rpc.asked
 
         def turn(session, turn_id, tokens):
             return {"session_id": session, "turn_id": turn_id, "tokens_used": tokens, "context_window": 200000}
@@ -104,8 +56,7 @@ def main(binary):
         assert any(e["plugin"] == "context-guard" for e in shown["result"]["state"]), "the turn's hooks are kept"
         checks += 2
 
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
+        rpc.close()
         print(f"{checks} passed, 0 failed")
 
 

@@ -7,55 +7,10 @@ Exits non-zero on the first failed check.
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-class Sidecar:
-    def __init__(self, binary, db):
-        env = dict(os.environ, XDG_CACHE_HOME=os.environ.get("SCRATCHPAD_TEST_CACHE_HOME") or os.path.join(os.path.dirname(db), "cache"))
-        self.proc = subprocess.Popen(
-            [binary, "--db", db, "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            text=True,
-            bufsize=1,
-        )
-        self.next_id = 0
-
-    def send_raw(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def read(self):
-        line = self.proc.stdout.readline()
-        assert line, "the server closed its output"
-        return json.loads(line)
-
-    def send(self, method, params=None):
-        self.next_id += 1
-        request = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            request["params"] = params
-        self.send_raw(json.dumps(request))
-        return self.next_id
-
-    def call(self, method, params=None):
-        sent = self.send(method, params)
-        response = self.read()
-        assert response["id"] == sent, response
-        return response
-
-    def ok(self, method, params=None):
-        response = self.call(method, params)
-        assert "result" in response, f"{method} failed: {response}"
-        return response["result"]
-
-    def close(self):
-        self.proc.stdin.close()
-        assert self.proc.wait(timeout=60) == 0
+from support import Sidecar
 
 
 def turn(turn_id, **extra):

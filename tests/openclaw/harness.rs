@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use scratchpad_tests::runtimes::{node24, root, run};
+pub use scratchpad_tests::scratchpad_binary;
 use serde_json::{Value, json};
 
 /// The directory of `tests/openclaw` (package.json, lockfile, scripted model).
@@ -56,19 +57,6 @@ fn system_npm(node: &Path) -> PathBuf {
 /// PATH with `node`'s directory first (the system npm then runs on it).
 fn path_with(node: &Path) -> String {
     format!("{}:{}", node.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
-}
-
-/// The `scratchpad` CLI next to this test binary (`target/<profile>/scratchpad`): `cargo test
-/// --workspace` builds it for the host's tests; alone, build it first.
-pub fn scratchpad_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let binary = exe.parent().and_then(Path::parent).unwrap().join("scratchpad");
-    assert!(
-        binary.exists(),
-        "{} is missing: run `cargo build -p scratchpad-host --bin scratchpad` first",
-        binary.display()
-    );
-    binary
 }
 
 /// A free TCP port on 127.0.0.1.

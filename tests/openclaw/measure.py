@@ -9,7 +9,7 @@ and one with it, each through its own gateway (one at a time), and reports:
   scratchpad block (the plugin's hooks: before_prompt_build, agent_end);
 - the gateway's and `scratchpad serve`'s resident memory after turn 1, N/2 and N.
 
-Usage (from the repository root, after `cargo build -p scratchpad-host --bin scratchpad` and
+Usage (from the repository root, after `cargo build -p scratchpad-cli` and
 `bash .ci/setup/openclaw.sh`):
     python3 tests/openclaw/measure.py [TURNS]        # default 100
 """

@@ -4,8 +4,8 @@
 // on a turn with one scratchpad call (plus before_tool_call, the tool, the result middleware).
 // A measurement script, not a test. measure.py measures whole gateway turns.
 //
-// Usage: node tests/openclaw/measure_hooks.mjs [TURNS]   (after `cargo build -p scratchpad-host
-// --bin scratchpad`; TURNS defaults to 100)
+// Usage: node tests/openclaw/measure_hooks.mjs [TURNS]   (after `cargo build -p scratchpad-cli`;
+// TURNS defaults to 100)
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

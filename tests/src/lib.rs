@@ -6,9 +6,20 @@ use std::path::{Path, PathBuf};
 use scratchpad_host::{Error, Host, HostConfig, Limits, Location, PluginSpec, ToolErrorKind, TurnContext};
 use tempfile::TempDir;
 
+pub use observations_plugin::fixtures::big_log;
+
 pub mod postgres;
 pub mod runtimes;
 pub mod third_party;
+
+/// The built `scratchpad` CLI, `target/<profile>/scratchpad` beside the test binary's `deps/`:
+/// `cargo test --workspace` builds it for the CLI crate's own tests; alone, build it first.
+pub fn scratchpad_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let binary = exe.parent().and_then(Path::parent).expect("target/<profile>/deps").join("scratchpad");
+    assert!(binary.is_file(), "{} is missing: run `cargo build -p scratchpad-cli` first", binary.display());
+    binary
+}
 
 /// Paths of the test components built by `tests/build.rs`.
 pub mod components {
@@ -176,25 +187,6 @@ pub fn probe(name: &str, prefix: &str) -> PluginSpec {
 pub fn scratchpad(config: serde_json::Value) -> PluginSpec {
     let limits = Limits { call_timeout: std::time::Duration::from_secs(5), ..Limits::default() };
     PluginSpec::embedded("scratchpad").with_config(config).with_limits(limits)
-}
-
-/// Seed 004's log: one event per second from 10:00:01, ending with the critical event; exactly
-/// 89,042 bytes.
-pub fn big_log() -> String {
-    let mut log = String::new();
-    for i in 0..2095u32 {
-        let level = if i % 100 == 50 { "ERROR" } else { "INFO" };
-        let t = 10 * 3600 + i + 1;
-        log.push_str(&format!(
-            "{level} 2026-04-26 {:02}:{:02}:{:02} event number {i}\n",
-            t / 3600,
-            t / 60 % 60,
-            t % 60
-        ));
-    }
-    log.push_str("ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT\n");
-    assert_eq!(log.len(), 89_042);
-    log
 }
 
 /// Turn `turn` of `session`.

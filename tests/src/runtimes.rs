@@ -8,8 +8,6 @@
 //!   embedding, `tests/clients/requirements.txt` for the sidecars' clients); when the
 //!   interpreter does not already have exactly those versions they are installed into a
 //!   directory under `target/` (never into the system).
-//!
-//! `host/tests` includes this file as a module too (it cannot depend on this crate).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -6,15 +6,14 @@
 //! `target/third-party/` named by a hash of everything that goes into it (the plugin's
 //! sources, build script and pins, and `wit/`): an unchanged plugin is built once, an edited
 //! one again. A missing tool is a failure that names it, never a skip.
-//!
-//! `host/tests` includes this file as a module too (it cannot depend on this crate), beside
-//! `runtimes.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
+
+use crate::runtimes::run;
 
 /// Serializes builds within a test binary: its tests run in parallel and would build the same
 /// component at once. Across binaries the rename into place keeps a half-written file unseen.
@@ -97,16 +96,4 @@ fn inputs_hash(dir: &Path, inputs: &[&str]) -> String {
 fn tool(program: &str, version_flag: &str, missing: &str) {
     let ran = Command::new(program).arg(version_flag).output();
     assert!(ran.is_ok_and(|output| output.status.success()), "{missing}: `{program}` was not found on PATH");
-}
-
-/// Runs `command`, asserting it succeeded (`what` names it in the failure).
-fn run(command: &mut Command, what: &str) {
-    let output = command.output().unwrap_or_else(|e| panic!("{what}: could not start {command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }

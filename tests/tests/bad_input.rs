@@ -1,7 +1,7 @@
 //! Bad input, table-driven: tool arguments, WIT-level values (ids, keys), sessions, plugin
 //! configuration and config files. Each case gets a clear error (its kind and a message naming
 //! what was wrong) and leaves the database byte-for-byte unchanged. The CLI's table is
-//! `host/tests/bad_input_cli.rs` (it needs the `scratchpad` binary).
+//! `cli/tests/bad_input_cli.rs` (it needs the `scratchpad` binary).
 
 use std::path::Path;
 

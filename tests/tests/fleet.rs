@@ -23,8 +23,8 @@
 //! generator; the seed is printed and `SCRATCHPAD_FLEET_SEED=<n>` replays a schedule (the
 //! timing of the processes still varies).
 //!
-//! Needs the `scratchpad` binary (`cargo build -p scratchpad-host --bin scratchpad`, which
-//! `cargo test --workspace` does).
+//! Needs the `scratchpad` binary (`cargo build -p scratchpad-cli`, which `cargo test
+//! --workspace` does).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::File;
@@ -37,6 +37,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use scratchpad_tests::scratchpad_binary;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -99,18 +100,6 @@ impl Rng {
     fn millis(&mut self, low: u64, high: u64) -> Duration {
         Duration::from_millis(low + self.next() % (high - low))
     }
-}
-
-/// The built `scratchpad` CLI: `target/<profile>/scratchpad`, beside this test's `deps/`.
-fn scratchpad_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let binary = exe.parent().and_then(Path::parent).expect("target/<profile>/deps").join("scratchpad");
-    assert!(
-        binary.is_file(),
-        "{} is missing: run `cargo build -p scratchpad-host --bin scratchpad` first",
-        binary.display()
-    );
-    binary
 }
 
 /// The host config every node reads: the embedded default plugins, the scratchpad with the

@@ -9,8 +9,9 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Resource;
 
 use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry, Quota};
-use crate::capabilities::observation::{MAX_READ_BYTES, ObservationData, to_wit_kind};
+use crate::capabilities::observation::to_wit_kind;
 use crate::capabilities::{CallState, SessionScope, within_deadline};
+use crate::resources::{MAX_READ_BYTES, ObservationData};
 use crate::store::{BlobEntry, PendingBlob, now_ms};
 
 /// Most entries one call may store. A hook is handed one observation, so storing it more

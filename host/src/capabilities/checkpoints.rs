@@ -4,7 +4,7 @@
 
 use crate::bindings::scratchpad::plugin::checkpoints::{self as wit, Host};
 use crate::capabilities::{CallState, within_deadline};
-use crate::checkpoints::{Checkpoint, CheckpointTrigger};
+use crate::types::{Checkpoint, CheckpointTrigger};
 
 impl Host for CallState {
     fn available(&mut self) -> wasmtime::Result<bool> {

@@ -147,7 +147,7 @@ pub(crate) async fn within_deadline<T>(
     let Some(deadline) = deadline else { return Ok(trip.await?) };
     match tokio::time::timeout_at(deadline.into(), trip).await {
         Ok(result) => Ok(result?),
-        Err(_) => Err(crate::sandbox::DeadlineExceeded.into()),
+        Err(_) => Err(crate::error::DeadlineExceeded.into()),
     }
 }
 

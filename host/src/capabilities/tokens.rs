@@ -99,7 +99,7 @@ impl Host for CallState {
         }
         let (tokenizer, deadline) = (self.tokenizer.clone(), self.deadline);
         let counted = tokio::task::spawn_blocking(move || tokenizer.count_until(&text, STEP_BYTES, deadline)).await?;
-        counted.ok_or_else(|| crate::sandbox::DeadlineExceeded.into())
+        counted.ok_or_else(|| crate::error::DeadlineExceeded.into())
     }
 
     fn encoding(&mut self) -> wasmtime::Result<String> {

@@ -33,7 +33,7 @@ pub(crate) use records::*;
 pub use records::{BlobEntry, SessionRecord};
 
 use crate::Result;
-use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 
 /// What a storage backend does for the host. Every method is one unit of work on the
@@ -156,14 +156,11 @@ pub(crate) struct Db {
     entries: Arc<KnownEntries>,
 }
 
-/// The default budget of the hot-session cache (`hot_session_bytes`).
-pub(crate) const HOT_SESSION_BYTES: u64 = 64 << 20;
-
 impl Db {
     /// Opens (creating if needed) the database at `location` and brings its schema up to date,
     /// with the default hot-session budget.
     pub(crate) async fn open(location: &Location) -> Result<Db> {
-        Db::open_with(location, HOT_SESSION_BYTES).await
+        Db::open_with(location, crate::config::HOT_SESSION_BYTES).await
     }
 
     /// [`Db::open`] keeping at most `hot_bytes` of hot sessions' scopes in memory.
@@ -262,4 +259,50 @@ pub(crate) fn record_id(now_ms: i64, salt: &str) -> String {
     let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
     let digest = Sha256::digest(format!("{salt}/{now_ms}/{}/{sequence}", std::process::id()));
     format!("{now_ms}_{:02x}{:02x}", digest[0], digest[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::types::Origin;
+
+    /// A hot session's begin needs no trip and so never waits: a task looping over one must
+    /// still give the runtime back its thread now and then, or a one-thread runtime never runs
+    /// anything else (here: the timer that ends the loop).
+    #[test]
+    fn a_loop_of_begins_on_a_hot_session_lets_other_tasks_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::Sqlite(dir.path().join("hot.db"));
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let db = Arc::new(Db::open(&location).await.unwrap());
+                db.create_session("s", &Origin::New, &[], Vec::new()).await.unwrap();
+                let scope = || vec![ScopeToRead { index: 0, plugin: "p".into() }];
+                // The first begin enters the turn and keeps the read: every later one is hot.
+                db.begin("s", "t", None, scope()).await.unwrap();
+                assert!(db.hot.has("s"), "the session is hot after its first begin");
+                let stop = Arc::new(AtomicBool::new(false));
+                let (looping, flag) = (db.clone(), stop.clone());
+                let calls = tokio::spawn(async move {
+                    let mut calls = 0u64;
+                    while !flag.load(Ordering::Relaxed) {
+                        looping.begin("s", "t", None, scope()).await.unwrap();
+                        calls += 1;
+                    }
+                    calls
+                });
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                stop.store(true, Ordering::Relaxed);
+                done.send(calls.await.unwrap()).unwrap();
+            });
+        });
+        let calls = finished.recv_timeout(Duration::from_secs(60)).expect("the timer never ran: starved");
+        assert!(calls > 2, "the loop ran hot begins ({calls})");
+    }
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capabilities::observation::ObservationFacts;
 use crate::capabilities::storage::ScopeWrites;
-use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::resources::ObservationFacts;
+use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{ContentKind, Injection, Origin};
 
 /// Bytes per stored chunk of an offloaded observation. One large value would make a read at

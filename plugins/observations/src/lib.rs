@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod fixtures;
 pub mod grep;
 pub mod offload;
 mod plugin;

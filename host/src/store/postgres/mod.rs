@@ -28,7 +28,7 @@ use tokio_postgres::NoTls;
 
 use super::location::redact;
 use super::{Backend, Claim, Commit, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
-use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Error, Result, SessionRecord};
 

@@ -5,8 +5,8 @@ use deadpool_postgres::{GenericClient, Object, Transaction};
 use tokio_postgres::Row;
 
 use crate::Result;
-use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
 use crate::store::{Claim, new_checkpoint, now_ms, record_id};
+use crate::types::{Checkpoint, Summary, SummaryRequest};
 
 /// The advisory lock key identity claims take, so processes starting together agree on the
 /// first owner of a name.

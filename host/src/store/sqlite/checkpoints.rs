@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::Result;
-use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{Checkpoint, Summary, SummaryRequest};
 
 /// Stores the summary written for `request` as the session's newest checkpoint.
 pub(crate) fn insert(conn: &mut Connection, request: &SummaryRequest, summary: &Summary) -> Result<Checkpoint> {
@@ -103,7 +103,7 @@ fn json_column<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusql
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoints::CheckpointTrigger;
+    use crate::types::CheckpointTrigger;
 
     fn request() -> SummaryRequest {
         SummaryRequest {

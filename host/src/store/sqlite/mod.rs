@@ -27,7 +27,7 @@ use contents::Contents;
 use rusqlite::Connection;
 
 use super::{Backend, Claim, Commit, Head, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
-use crate::checkpoints::{Checkpoint, Summary, SummaryRequest};
+use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Result, SessionRecord};
 

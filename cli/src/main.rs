@@ -1,0 +1,224 @@
+//! `scratchpad`: the command-line face of the host. Every run is a fresh host process on the
+//! same database, so what survives a restart is what a user sees.
+//!
+//! Exit status: 0 on success, 1 when a tool refused the call or anything else failed, 2 for
+//! bad command-line usage, 3 when a plugin failed (trap, timeout, limit) or was refused at load.
+
+mod commands;
+mod demo;
+mod mcp;
+mod output;
+mod serve;
+mod sessions;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use scratchpad_host::{DATABASE_URL_ENV, HostConfig, Location, PluginSpec};
+
+/// Agent working memory as sandboxed WebAssembly plugins.
+#[derive(Parser)]
+#[command(name = "scratchpad", version, about, long_about = None)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Args, Clone)]
+struct Global {
+    /// The database: a SQLite file, or a postgres:// URL for fleet mode [default:
+    /// $SCRATCHPAD_DATABASE_URL, else the config file's, else $XDG_DATA_HOME/scratchpad/scratchpad.db]
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    db: Option<String>,
+    /// Host configuration file (TOML)
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Load this component after the configured plugins (repeatable)
+    #[arg(long = "plugin", global = true, value_name = "FILE.wasm")]
+    plugins: Vec<PathBuf>,
+    /// Print machine-readable JSON on stdout (errors too)
+    #[arg(long, global = true)]
+    json: bool,
+    /// More logging on stderr (-v: info, -vv: debug, -vvv: trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scripted session that shows the scratchpad at work (uses a temporary database
+    /// unless --db is given)
+    Demo,
+    /// Create, list or fork sessions
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// List the tools offered to the model in a turn of SESSION
+    Tools {
+        /// The session
+        session: String,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Call TOOL with JSON arguments in SESSION, as the model would (before-tool-call runs first)
+    Call {
+        /// The session
+        session: String,
+        /// The tool's name, e.g. session.scratchpad
+        tool: String,
+        /// The arguments as a JSON object
+        #[arg(value_name = "JSON")]
+        arguments: String,
+        /// The call's 1-based step in the turn (what `{{stepN.field}}` references count)
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        step: u32,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Show what the model would receive for MESSAGE: every injection around the untouched message
+    Query {
+        /// The session
+        session: String,
+        /// The user's message
+        message: String,
+        /// The runtime's own system prompt to render the injections around
+        #[arg(long, default_value = "")]
+        system: String,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Hand FILE to the plugins as TOOL's result and print, as JSON, what the model would see
+    Observe {
+        /// The session
+        session: String,
+        /// The tool that produced the observation, e.g. fs_read
+        tool: String,
+        /// The observation's bytes
+        file: PathBuf,
+        /// The tool's metadata about its result, a JSON object
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        metadata: String,
+        /// The call's 1-based step in the turn [default: one past the turn's stored observations]
+        #[arg(long, value_name = "N")]
+        step: Option<u32>,
+        #[command(flatten)]
+        turn: TurnArgs,
+    },
+    /// Remove expired offloaded observations now
+    Gc,
+    /// Copy a store into the configured database (PostgreSQL, usually), verify it, safe to re-run
+    Migrate {
+        /// The store to copy: a SQLite file (or a postgres:// URL)
+        #[arg(long, value_name = "PATH|URL")]
+        from: String,
+        /// Where to copy it [default: the database --db, $SCRATCHPAD_DATABASE_URL or the config name]
+        #[arg(long, value_name = "PATH|URL")]
+        to: Option<String>,
+    },
+    /// Import the scratchpad state of OpenClaw sessions (a session .jsonl, or a sessions directory)
+    ImportOpenclaw {
+        /// A session JSONL file, a directory of them (with sessions.json), or OpenClaw 2026.9's
+        /// SQLite store (openclaw-agent.sqlite, its agent directory, or the state directory)
+        path: PathBuf,
+    },
+    /// Append SESSION's scratchpad to an OpenClaw session JSONL file as custom records
+    ExportOpenclaw {
+        /// The session
+        session: String,
+        /// The OpenClaw session file (created if missing)
+        file: PathBuf,
+    },
+    /// Serve the host API as newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/protocol.md)
+    Serve(serve::ServeArgs),
+    /// Serve a session's tools and scratchpad over MCP on stdio, or over HTTP (docs/mcp.md)
+    Mcp(mcp::McpArgs),
+    /// Show a session and every plugin's stored state
+    Show {
+        /// The session
+        session: String,
+    },
+    /// List the loaded plugins with their tools and limits
+    Plugins,
+    /// Show a component's imports, exports and declared tools
+    Inspect {
+        /// The component file
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionCommand {
+    /// Create SESSION (new, or a spawn or fork of a parent)
+    Create {
+        /// The new session's id
+        session: String,
+        /// Fork PARENT: plugins copy their state
+        #[arg(long, value_name = "PARENT", conflicts_with = "spawn")]
+        fork: Option<String>,
+        /// Spawn a sub-session of PARENT: state starts empty unless --copy
+        #[arg(long, value_name = "PARENT")]
+        spawn: Option<String>,
+        /// With --spawn: copy the parent's working state
+        #[arg(long, requires = "spawn")]
+        copy: bool,
+    },
+    /// List every session
+    List,
+}
+
+/// Which turn a command acts in.
+#[derive(Args, Clone)]
+struct TurnArgs {
+    /// Act inside turn T (without it, the command runs in a turn of its own)
+    #[arg(long = "turn", value_name = "T")]
+    turn: Option<String>,
+    /// Tokens the conversation uses now (context pressure)
+    #[arg(long, value_name = "N")]
+    tokens_used: Option<u64>,
+    /// The model's context window in tokens
+    #[arg(long, value_name = "N")]
+    context_window: Option<u64>,
+}
+
+impl Global {
+    /// The host configuration the global options describe.
+    fn host_config(&self) -> anyhow::Result<HostConfig> {
+        let mut config = match &self.config {
+            Some(path) => HostConfig::from_toml_file(path)?,
+            None => HostConfig::default(),
+        };
+        if let Some(db) = &self.db {
+            config.database = Location::parse(db);
+        } else if let Some(url) = std::env::var(DATABASE_URL_ENV).ok().filter(|v| !v.is_empty()) {
+            config.database = Location::parse(&url);
+        }
+        config.plugins.extend(self.plugins.iter().map(PluginSpec::file));
+        Ok(config)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return output::report_usage(error),
+    };
+    match cli.command {
+        Command::Mcp(_) => mcp::logging::init_tracing(cli.global.verbose),
+        _ => output::init_tracing(cli.global.verbose),
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: starting the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let json = cli.global.json;
+    match runtime.block_on(commands::run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => output::report_error(&error, json),
+    }
+}

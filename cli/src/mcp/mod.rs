@@ -1,0 +1,85 @@
+//! `scratchpad mcp`: an MCP server (official Rust SDK, `rmcp`), so any MCP client (Claude
+//! Code, Claude Desktop, Goose, ...) can use the scratchpad with no code. On stdio it serves
+//! one client on the `--session` session; with `--http ADDR` it serves many over Streamable
+//! HTTP, each on the session its URL names (docs/mcp.md).
+//!
+//! One concern per file: `server` (the MCP handler of one connection), `stdio` (the stdio
+//! front that answers bad input), `http`, `access` (token, Host, Origin), `batch` and `reply` (the
+//! HTTP transport), `watch` (resource subscriptions), `logging` (log notifications),
+//! `sampling` (checkpoints written by the client's model).
+
+// rmcp marks logging, sampling and resources/subscribe deprecated (SEP-2577: the 2026-07-28
+// protocol replaces them); every protocol version this server negotiates uses them.
+#![allow(deprecated)]
+
+mod access;
+mod batch;
+mod http;
+pub(crate) mod logging;
+mod reply;
+mod sampling;
+mod server;
+mod stdio;
+mod watch;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use scratchpad_host::{Host, HostConfig};
+
+/// `scratchpad mcp`'s options.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct McpArgs {
+    /// The session this server acts in (created when missing); over HTTP, the session of `/mcp`
+    #[arg(long, default_value = "mcp")]
+    pub(crate) session: String,
+    /// Serve MCP over Streamable HTTP on this address (e.g. 127.0.0.1:8765; port 0: any free
+    /// port) instead of stdio; clients connect to http://ADDR/mcp/{session}
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<SocketAddr>,
+    /// With --http: a file whose first line is the bearer token every request must present
+    /// (default: $SCRATCHPAD_MCP_TOKEN; required off loopback)
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// With --http: also accept this name in Host and Origin headers (repeatable)
+    #[arg(long = "allowed-host", value_name = "NAME", requires = "http")]
+    pub(crate) allowed_hosts: Vec<String>,
+}
+
+/// Serves MCP on stdio or HTTP until the client disconnects (stdio) or the process is
+/// interrupted (HTTP).
+pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()> {
+    let clients = sampling::SamplingClients::default();
+    let config = config.with_summarizer(sampling::SamplingSummarizer { clients: clients.clone() });
+    // The token and the bind address are checked before anything is opened, so a refused
+    // start changes nothing.
+    let token = match args.http {
+        Some(addr) => {
+            let token = access::Token::load(args.token_file.as_deref())?;
+            access::check_bind(addr, token.as_ref())?;
+            token
+        }
+        None => None,
+    };
+    let session = args.session.clone();
+    let host = Host::open(config).await?;
+    let guidance = server::open_session(&host, &session).await?;
+    let shared = server::Shared {
+        host: host.clone(),
+        sampling: clients,
+        logs: logging::LogClients::start(),
+        watcher: watch::Watcher::new(host),
+    };
+    match args.http {
+        None => stdio::serve(shared, session, guidance).await,
+        Some(addr) => {
+            let options = http::HttpOptions {
+                addr,
+                token,
+                allowed_hosts: access::allowed_hosts(addr, &args.allowed_hosts),
+                default_session: session,
+            };
+            http::serve(shared, options).await
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! One MCP client's connection to one session: the plugins' tools as MCP tools, the
+//! scratchpad as the resource `scratchpad://session/{S}` (with subscriptions), the session
+//! guidance as the prompt `session-guidance`, and `logging/setLevel`.
+//!
+//! Every connection acts in a turn of its own for its lifetime. A `tools/call` whose `_meta`
+//! names a turn (`"scratchpad/turn": {"turn_id", "tokens_used"?, "context_window"?}`) acts in
+//! that turn instead and then ends the model's step with `after_response`, so context-guard
+//! sees the conversation's progress and asks for its checkpoints (written through the client's
+//! model by sampling, see `sampling.rs`).
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, Role, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use scratchpad_host::{Error, Host, TurnContext};
+use serde::Deserialize;
+
+use super::logging::LogClients;
+use super::sampling::SamplingClients;
+use super::watch::Watcher;
+
+/// The resource's one MIME type, in `resources/list` and `resources/read` alike.
+pub(crate) const MIME_TYPE: &str = "text/markdown";
+/// The prompt that carries the session guidance.
+pub(crate) const GUIDANCE_PROMPT: &str = "session-guidance";
+
+/// What every connection of one server process shares.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub(crate) host: Host,
+    pub(crate) sampling: SamplingClients,
+    pub(crate) logs: LogClients,
+    pub(crate) watcher: Watcher,
+}
+
+/// One client's connection, bound to one session.
+pub(crate) struct Connection {
+    shared: Shared,
+    session: String,
+    /// The session guidance, also the server's `instructions`.
+    guidance: String,
+    turn: TurnContext,
+    /// This connection's key in the logging and sampling registries.
+    key: u64,
+    /// Subscriptions of this connection, ended when it is dropped.
+    subscriptions: std::sync::Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        for task in self.subscriptions.lock().unwrap().drain(..) {
+            task.abort();
+        }
+        self.shared.logs.remove(self.key);
+        self.shared.sampling.remove(self.key);
+    }
+}
+
+/// The session `id`, created when missing: its guidance, as text.
+pub(crate) async fn open_session(host: &Host, id: &str) -> Result<String, Error> {
+    let guidance = crate::sessions::open(host, id).await?;
+    Ok(guidance.into_iter().map(|i| i.text).collect::<Vec<_>>().join("\n\n"))
+}
+
+impl Connection {
+    pub(crate) fn new(shared: Shared, session: String, guidance: String) -> Self {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let turn = TurnContext::new(&session, format!("mcp-{}-{}", now.as_micros(), std::process::id()));
+        let key = shared.logs.key();
+        Connection { shared, session, guidance, turn, key, subscriptions: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    fn uri(&self) -> String {
+        format!("scratchpad://session/{}", self.session)
+    }
+}
+
+fn internal(error: Error) -> McpError {
+    McpError::internal_error(error.to_string(), None)
+}
+
+/// The turn a `tools/call` names in its `_meta`, if it names one.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetaTurn {
+    turn_id: String,
+    #[serde(default)]
+    tokens_used: Option<u64>,
+    #[serde(default)]
+    context_window: Option<u64>,
+}
+
+impl ServerHandler for Connection {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_logging()
+            .build();
+        let mut info = ServerConfig::new(capabilities);
+        info.server_info = Implementation::new("scratchpad", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(format!(
+            "{}\n\n(The prompt `{GUIDANCE_PROMPT}` carries this guidance; the resource `{}` is the scratchpad.)",
+            self.guidance,
+            self.uri()
+        ));
+        info
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let peer = context.peer;
+        let sampling = peer.peer_info().is_some_and(|info| info.capabilities.sampling.is_some());
+        if sampling {
+            self.shared.sampling.register(self.key, &self.session, peer);
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let mut tools = Vec::new();
+        for spec in self.shared.host.tools(&self.turn).await.map_err(internal)? {
+            let schema: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&spec.parameters).unwrap_or_default();
+            tools.push(Tool::new(spec.name, spec.description, Arc::new(schema)));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let named = match context.meta.get("scratchpad/turn") {
+            Some(value) => Some(serde_json::from_value::<MetaTurn>(value.clone()).map_err(|e| {
+                McpError::invalid_params(
+                    format!("`_meta.scratchpad/turn` must be {{\"turn_id\": str, \"tokens_used\"?: int, \"context_window\"?: int}}: {e}"),
+                    None,
+                )
+            })?),
+            None => None,
+        };
+        let turn = match &named {
+            Some(meta) => TurnContext {
+                session_id: self.session.clone(),
+                turn_id: meta.turn_id.clone(),
+                tokens_used: meta.tokens_used,
+                context_window: meta.context_window,
+            },
+            None => self.turn.clone(),
+        };
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let result = match self.shared.host.call_tool(&turn, &request.name, &arguments).await {
+            Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.content)]),
+            // A tool's refusal is a result the model reads and corrects, not a protocol error.
+            Err(Error::Tool { error, .. }) => {
+                let text = format!("{}: {}", error.kind.as_str(), error.message);
+                CallToolResult::error(vec![ContentBlock::text(text)])
+            }
+            Err(Error::UnknownTool(name)) => {
+                return Err(McpError::invalid_params(format!("no tool named `{name}`"), None));
+            }
+            Err(other) => return Err(internal(other)),
+        };
+        if named.is_some() {
+            // The model's step ended: plugins record it, and context-guard may ask for a
+            // checkpoint, which the client's model writes. A failed checkpoint keeps the
+            // turn's hooks and the tool's result; the client hears of it as a log message.
+            if let Err(error) = self.shared.host.after_response(&turn, "").await {
+                tracing::warn!(session = %self.session, "after the tool call: {error}");
+            }
+        }
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resource = Resource::new(self.uri(), "scratchpad")
+            .with_description(format!("The scratchpad of session {}: notes, plan and refs", self.session))
+            .with_mime_type(MIME_TYPE);
+        Ok(ListResourcesResult::with_all_items(vec![resource]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != self.uri() {
+            return Err(McpError::resource_not_found(format!("no resource `{}`", request.uri), None));
+        }
+        let text = self.shared.host.render_scratchpad(&self.session).await.map_err(internal)?;
+        let contents = ResourceContents::text(text, request.uri).with_mime_type(MIME_TYPE);
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if request.uri != self.uri() {
+            return Err(McpError::resource_not_found(format!("no resource `{}`", request.uri), None));
+        }
+        let task = self.shared.watcher.subscribe(&self.session, request.uri, context.peer);
+        self.subscriptions.lock().unwrap().push(task);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if request.uri != self.uri() {
+            return Err(McpError::resource_not_found(format!("no resource `{}`", request.uri), None));
+        }
+        for task in self.subscriptions.lock().unwrap().drain(..) {
+            task.abort();
+        }
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let description = format!("The standing guidance of session {}, for the system prompt", self.session);
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(GUIDANCE_PROMPT, Some(description), None)]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if request.name != GUIDANCE_PROMPT {
+            return Err(McpError::invalid_params(
+                format!("no prompt named `{}`; this server has `{GUIDANCE_PROMPT}`", request.name),
+                None,
+            ));
+        }
+        let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, self.guidance.clone())])
+            .with_description(format!("Session {}'s guidance", self.session));
+        Ok(result.into())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared.logs.set_level(self.key, &context.peer, request.level);
+        Ok(())
+    }
+}

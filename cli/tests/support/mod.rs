@@ -1,0 +1,159 @@
+//! What the CLI tests share: the real `scratchpad` binary, run the way a user runs it, and
+//! readers of what it printed. Each test binary uses its part (`mod support;`).
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::process::{Command, Output};
+
+/// The `scratchpad` binary with the test run's compiled-component cache and no database taken
+/// from the environment (a test names its database).
+pub fn command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_scratchpad"));
+    command
+        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+        .env_remove(scratchpad_host::DATABASE_URL_ENV);
+    command
+}
+
+/// Runs `scratchpad --db DB ARGS…` to the end.
+pub fn run(db: impl AsRef<OsStr>, args: &[impl AsRef<OsStr>]) -> Output {
+    command().arg("--db").arg(db).args(args).output().expect("running scratchpad")
+}
+
+/// Bytes the CLI printed, as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// What the CLI printed on stdout, as JSON.
+pub fn json_of(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", text(&output.stdout)))
+}
+
+/// A long-running `scratchpad` (a `serve` or `mcp` process on stdio) that a test writes raw
+/// bytes to, with its stdout read on a thread so that a missing answer fails the test after a
+/// while instead of hanging it. Killed when dropped.
+pub struct Process {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Process {
+    /// Starts `scratchpad ARGS…`.
+    pub fn start(args: &[&str]) -> Process {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting scratchpad");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Process { child, stdin: Some(stdin), lines }
+    }
+
+    /// Writes `bytes` to its stdin.
+    pub fn send(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Its next line on stdout, as JSON (at most 60 s away).
+    pub fn read(&self) -> serde_json::Value {
+        let line =
+            self.lines.recv_timeout(std::time::Duration::from_secs(60)).expect("scratchpad answered within 60 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"))
+    }
+
+    /// Closes stdin; whether the process then exited with status 0.
+    pub fn close(&mut self) -> bool {
+        drop(self.stdin.take());
+        self.child.wait().unwrap().success()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the Python (stdlib) client `tests/clients/NAME` against the binary and requires it to
+/// report every check passed.
+pub fn python_client(name: &str) {
+    client(Command::new("python3"), name, &[]);
+}
+
+/// Runs the client `tests/clients/NAME` with the pinned packages of
+/// `tests/clients/requirements.txt` (the official MCP SDK), installed when missing, and `args`
+/// after the binary; requires it to report every check passed.
+pub fn python_mcp_client(name: &str, args: &[&OsStr]) {
+    let python = scratchpad_tests::runtimes::python_with("tests/clients/requirements.txt", "target/python-deps");
+    client(python, name, args);
+}
+
+fn client(mut python: Command, name: &str, args: &[&OsStr]) {
+    let script = format!("{}/../tests/clients/{name}", env!("CARGO_MANIFEST_DIR"));
+    let output = python
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_scratchpad"))
+        .args(args)
+        .env("SCRATCHPAD_TEST_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .expect("python3 is required for the clients' tests (see .ci/run)");
+    let stdout = text(&output.stdout);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "the Python client {name} failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("passed, 0 failed"), "{stdout}");
+}
+
+/// `scratchpad --db DB mcp --http 127.0.0.1:0 ARGS…`, killed by PID on drop.
+pub struct HttpServer {
+    child: std::process::Child,
+    /// The URL the server printed first.
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts the server and reads its URL.
+    pub fn start(db: &std::path::Path, args: &[&OsStr]) -> HttpServer {
+        use std::io::BufRead;
+        let mut child = command()
+            .arg("--db")
+            .arg(db)
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("SCRATCHPAD_MCP_TOKEN")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting scratchpad mcp --http");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "the server prints its URL first: {url:?}");
+        HttpServer { child, url }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,141 @@
+//! Issue 18 through the `scratchpad` binary: the Python and JavaScript plugins
+//! (`plugins/python-redactor`, `plugins/js-todo`), built from their sources with their pinned
+//! tools, load with `--plugin FILE.wasm` and from a config file's `[[plugin]]` tables, are
+//! listed by `plugins`, described by `inspect`, and do their work across CLI processes.
+
+use scratchpad_tests::third_party;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+mod support;
+
+use support::{json_of, text};
+
+fn scratchpad(args: &[&str]) -> Output {
+    support::command().args(args).output().expect("running scratchpad")
+}
+
+fn succeeded(output: Output) -> Output {
+    assert!(output.status.success(), "{}\n{}", text(&output.stdout), text(&output.stderr));
+    output
+}
+
+/// The two built components linked into `dir` under readable names (the CLI names a
+/// `--plugin` after its file).
+fn components(dir: &Path) -> (PathBuf, PathBuf) {
+    let python = dir.join("redactor.wasm");
+    let js = dir.join("todo.wasm");
+    std::os::unix::fs::symlink(third_party::python_redactor(), &python).unwrap();
+    std::os::unix::fs::symlink(third_party::js_todo(), &js).unwrap();
+    warm_cache(&python, &js);
+    (python, js)
+}
+
+/// Compiles both components into the CLI's cache once, before the tests' processes load them
+/// in parallel: compiling a CPython or SpiderMonkey component takes about a minute on the
+/// project's machine, and every process that misses the cache would compile its own copy.
+fn warm_cache(python: &Path, js: &Path) {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("warm.db");
+        succeeded(scratchpad(&["--db", str_of(&db), "--plugin", str_of(python), "--plugin", str_of(js), "plugins"]));
+    });
+}
+
+fn str_of(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+#[test]
+fn plugin_flags_load_both_beside_the_defaults_and_plugins_lists_their_tools_and_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (python, js) = components(dir.path());
+    let db = dir.path().join("cli.db");
+    let args = ["--json", "--db", str_of(&db), "--plugin", str_of(&python), "--plugin", str_of(&js), "plugins"];
+    let listed = json_of(&succeeded(scratchpad(&args)));
+    let plugins = listed["plugins"].as_array().unwrap();
+    let names: Vec<&str> = plugins.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(&names[names.len() - 2..], ["redactor", "todo"], "appended after the defaults: {names:?}");
+    let tools = |plugin: &Value| -> Vec<String> {
+        plugin["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let (redactor, todo) = (&plugins[names.len() - 2], &plugins[names.len() - 1]);
+    assert_eq!(tools(redactor), ["redactor.stats"]);
+    assert_eq!(tools(todo), ["todo"]);
+    for plugin in [redactor, todo] {
+        assert_eq!(plugin["call_timeout_ms"], 500, "the default deadline: {plugin}");
+        assert_eq!(plugin["memory_bytes"], 64 << 20, "the default memory cap: {plugin}");
+    }
+}
+
+#[test]
+fn inspect_shows_each_components_imports_exports_and_declared_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let (python, js) = components(dir.path());
+    for (file, tool) in [(&python, "redactor.stats"), (&js, "todo")] {
+        let report = json_of(&succeeded(scratchpad(&["--json", "inspect", str_of(file)])));
+        assert_eq!(report["ok"], true, "{report}");
+        let list = |key: &str| report[key].as_array().unwrap().iter().map(|v| v.to_string()).collect::<Vec<_>>();
+        let (imports, exports) = (list("imports").join(" "), list("exports").join(" "));
+        assert!(imports.contains("scratchpad:plugin/storage@0.1.0"), "{imports}");
+        assert!(imports.contains("scratchpad:plugin/tokens@0.1.0"), "{imports}");
+        for interface in ["lifecycle", "hooks", "tools"] {
+            assert!(exports.contains(&format!("scratchpad:plugin/{interface}@0.1.0")), "{exports}");
+        }
+        assert_eq!(report["plugin"]["tools"][0]["name"], tool, "{report}");
+    }
+}
+
+#[test]
+fn a_config_file_loads_both_with_their_settings_and_their_state_outlives_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    components(dir.path());
+    let config = dir.path().join("scratchpad.toml");
+    std::fs::write(
+        &config,
+        r#"
+database = "cli.db"
+
+[[plugin]]
+name = "scratchpad"
+
+[[plugin]]
+name = "redactor"
+path = "redactor.wasm"
+[plugin.config]
+mode = "block"
+[plugin.limits]   # wall-clock deadline; the suite runs on a loaded 2-core machine
+call_timeout_ms = 5000
+
+[[plugin]]
+name = "todo"
+path = "todo.wasm"
+[plugin.config]
+placement = "prepend-context"
+[plugin.limits]
+call_timeout_ms = 5000
+"#,
+    )
+    .unwrap();
+    let config = str_of(&config);
+    succeeded(scratchpad(&["--config", config, "session", "create", "s1"]));
+    succeeded(scratchpad(&["--config", config, "call", "s1", "todo", r#"{"action":"add","text":"rotate the key"}"#]));
+
+    let query = text(&succeeded(scratchpad(&["--config", config, "query", "s1", "continue"])).stdout);
+    assert!(query.contains("[Todo: 1 open]\n[ ] #1 rotate the key"), "another process injects the list: {query}");
+
+    let leak = r#"{"action":"set_notes","content":"key AKIAIOSFODNN7EXAMPLE"}"#;
+    let blocked = scratchpad(&["--config", config, "--json", "call", "s1", "session.scratchpad", leak]);
+    assert_eq!(blocked.status.code(), Some(1), "a blocked call is a tool refusal: {}", text(&blocked.stderr));
+    let blocked = json_of(&blocked);
+    assert!(blocked.to_string().contains("aws-access-key"), "{blocked}");
+    let listed = json_of(&succeeded(scratchpad(&["--config", config, "--json", "plugins"])));
+    let limits: Vec<&Value> = listed["plugins"].as_array().unwrap().iter().map(|p| &p["call_timeout_ms"]).collect();
+    assert_eq!(limits, [500, 5000, 5000], "per-plugin limits from the config: {listed}");
+    let show = text(&succeeded(scratchpad(&["--config", config, "show", "s1"])).stdout);
+    assert!(!show.contains("AKIAIOSFODNN7EXAMPLE"), "the secret never reached storage: {show}");
+}
