@@ -21,12 +21,12 @@ use wasmtime::Store;
 
 use crate::bindings::{Plugin, wit};
 use crate::capabilities::checkpoints::PendingCheckpoint;
-use crate::capabilities::storage::{Scope, ScopeWrites};
+use crate::capabilities::storage::Scope;
 use crate::capabilities::{CallState, SessionScope};
 use crate::error::{Error, Result};
 use crate::host::{Host, check_id};
 use crate::sandbox::{CallFuture, CallOutput, check_value};
-use crate::store::{Commit, Head, PendingBlob, ScopeToRead, Snapshot, parse_guidance};
+use crate::store::{Commit, Head, PendingBlob, ScopeToRead, ScopeWrites, Snapshot, parse_guidance};
 use crate::types::{Injection, TurnContext};
 
 /// How often an operation is re-run when other processes keep committing to its session

@@ -11,7 +11,7 @@ use crate::bindings::scratchpad::plugin::metadata::MetadataError;
 use crate::bindings::scratchpad::plugin::storage::{Host, Quota, StorageError};
 use crate::capabilities::CallState;
 use crate::config::Limits;
-use crate::store::{Snapshot, Writes};
+use crate::store::{ScopeWrites, Snapshot, Writes};
 
 /// Longest key a plugin may use, in bytes.
 pub(crate) const MAX_KEY_BYTES: usize = 256;
@@ -40,21 +40,6 @@ pub(crate) struct Scope {
 struct Space {
     base: Arc<crate::store::Space>,
     writes: Writes,
-}
-
-/// A call's pending writes in both key spaces.
-#[derive(Debug, Default)]
-pub(crate) struct ScopeWrites {
-    /// `storage` keys.
-    pub(crate) state: Writes,
-    /// `metadata` keys.
-    pub(crate) metadata: Writes,
-}
-
-impl ScopeWrites {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.state.is_empty() && self.metadata.is_empty()
-    }
 }
 
 impl Scope {

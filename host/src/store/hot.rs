@@ -173,7 +173,7 @@ pub(crate) struct Next(Hot);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capabilities::storage::ScopeWrites;
+    use crate::store::ScopeWrites;
     use crate::store::Head;
 
     fn read(version: i64, scopes: &[(usize, &[(&str, &str)])]) -> Read {

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capabilities::storage::ScopeWrites;
 use crate::resources::ObservationFacts;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{ContentKind, Injection, Origin};
@@ -84,6 +83,21 @@ pub(crate) fn origin_from(tag: &str, parent: Option<String>) -> Origin {
 
 /// A call's pending writes: `Some(value)` sets, `None` deletes.
 pub(crate) type Writes = BTreeMap<String, Option<Vec<u8>>>;
+
+/// A call's pending writes in both key spaces.
+#[derive(Debug, Default)]
+pub(crate) struct ScopeWrites {
+    /// `storage` keys.
+    pub(crate) state: Writes,
+    /// `metadata` keys.
+    pub(crate) metadata: Writes,
+}
+
+impl ScopeWrites {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.state.is_empty() && self.metadata.is_empty()
+    }
+}
 
 /// One key space of a scope as read: key to value.
 pub(crate) type Space = BTreeMap<String, Vec<u8>>;

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use deadpool_postgres::{GenericClient, Object};
 
 use super::{blobs, sessions};
-use crate::capabilities::storage::ScopeWrites;
+use crate::store::ScopeWrites;
 use crate::store::{Commit, PluginWrites, Read, ScopeToRead, Snapshot, now_ms};
 use crate::{Error, Result};
 

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 use super::contents::Contents;
 use super::{blobs, sessions};
-use crate::capabilities::storage::ScopeWrites;
+use crate::store::ScopeWrites;
 use crate::store::{Commit, PluginWrites, Read, ScopeToRead, Snapshot, Writes, now_ms};
 use crate::{Error, Result};
 
