@@ -18,7 +18,7 @@ import platform
 import sys
 import time
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "target")
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target")
 CRITERION = os.path.join(ROOT, "criterion")
 
 
