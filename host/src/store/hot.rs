@@ -173,8 +173,8 @@ pub(crate) struct Next(Hot);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ScopeWrites;
     use crate::store::Head;
+    use crate::store::ScopeWrites;
 
     fn read(version: i64, scopes: &[(usize, &[(&str, &str)])]) -> Read {
         let head = Head { turn_id: Some("t".into()), turn_index: 0, version, guidance_json: "[]".into() };
