@@ -14,26 +14,29 @@ use crate::bindings::scratchpad::plugin::tokens::Host;
 use crate::capabilities::CallState;
 use crate::config::Encoding;
 
-/// A loaded BPE encoding. Loading takes tens of milliseconds, so hosts load it once (lazily)
-/// and share it across calls.
+/// A BPE encoding, loaded on its first count and shared process-wide. Loading takes tens of
+/// milliseconds, so a short-lived process that counts nothing (a hook that only reads state)
+/// never pays it.
 pub struct Tokenizer {
     encoding: Encoding,
-    bpe: &'static CoreBPE,
 }
 
 impl Tokenizer {
-    /// The tokenizer for `encoding`, loaded on first use and shared process-wide.
+    /// The tokenizer for `encoding`; nothing is loaded until the first count.
     pub fn new(encoding: Encoding) -> Self {
-        let bpe = match encoding {
+        Tokenizer { encoding }
+    }
+
+    fn bpe(&self) -> &'static CoreBPE {
+        match self.encoding {
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
             Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-        };
-        Tokenizer { encoding, bpe }
+        }
     }
 
     /// Tokens in `text`. Special-token markers in the text count as ordinary text.
     pub fn count(&self, text: &str) -> u32 {
-        self.bpe.encode_ordinary(text).len() as u32
+        self.bpe().encode_ordinary(text).len() as u32
     }
 
     /// Tokens in `text`, counted in steps of about `step` bytes; `None` when `deadline` passes
