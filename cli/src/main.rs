@@ -6,7 +6,9 @@
 
 mod commands;
 mod demo;
+mod hook;
 mod mcp;
+mod names;
 mod output;
 mod serve;
 mod sessions;
@@ -34,7 +36,7 @@ struct Global {
     /// $SCRATCHPAD_DATABASE_URL, else the config file's, else $XDG_DATA_HOME/scratchpad/scratchpad.db]
     #[arg(long, global = true, value_name = "PATH|URL")]
     db: Option<String>,
-    /// Host configuration file (TOML)
+    /// Host configuration file (TOML) [default: $SCRATCHPAD_CONFIG]
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Load this component after the configured plugins (repeatable)
@@ -135,6 +137,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Serve a session's tools and scratchpad over MCP on stdio, or over HTTP (docs/mcp.md)
     Mcp(mcp::McpArgs),
+    /// Act on one coding-agent hook event read from stdin (Claude Code, Codex) and print the
+    /// agent's answer (docs/claude-code.md)
+    Hook(hook::HookArgs),
     /// Show a session and every plugin's stored state
     Show {
         /// The session
@@ -183,10 +188,16 @@ struct TurnArgs {
     context_window: Option<u64>,
 }
 
+/// The environment variable naming the configuration file when `--config` is not given (what an
+/// agent's hook and MCP configuration cannot pass as a flag).
+const CONFIG_ENV: &str = "SCRATCHPAD_CONFIG";
+
 impl Global {
     /// The host configuration the global options describe.
     fn host_config(&self) -> anyhow::Result<HostConfig> {
-        let mut config = match &self.config {
+        let file =
+            self.config.clone().or_else(|| std::env::var_os(CONFIG_ENV).filter(|v| !v.is_empty()).map(PathBuf::from));
+        let mut config = match &file {
             Some(path) => HostConfig::from_toml_file(path)?,
             None => HostConfig::default(),
         };

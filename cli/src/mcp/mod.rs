@@ -44,6 +44,39 @@ pub(crate) struct McpArgs {
     /// With --http: also accept this name in Host and Origin headers (repeatable)
     #[arg(long = "allowed-host", value_name = "NAME", requires = "http")]
     pub(crate) allowed_hosts: Vec<String>,
+    /// Take the session id from this environment variable (e.g. CLAUDE_CODE_SESSION_ID, which
+    /// Claude Code gives the MCP servers it starts) instead of --session
+    #[arg(long, value_name = "VAR", conflicts_with = "session")]
+    pub(crate) session_env: Option<String>,
+    /// Offer the tools under API-safe names (`session.scratchpad` as `session_scratchpad`),
+    /// for clients that pass MCP tool names to a model API as they are
+    #[arg(long)]
+    pub(crate) api_safe_names: bool,
+    /// With --api-safe-names: the prefix the client shows this server's tools under (e.g.
+    /// mcp__plugin_scratchpad_scratchpad__), so texts for the model name the tools that way
+    #[arg(long, value_name = "PREFIX", default_value = "", requires = "api_safe_names")]
+    pub(crate) tool_prefix: String,
+    /// Offer every tool the plugins declare, not only those a turn offers: for clients that fix
+    /// their tool list when they start (a tool called when its turn does not offer it refuses)
+    #[arg(long)]
+    pub(crate) declared_tools: bool,
+    /// Run each tool call in the session's current turn (the one an agent's hooks entered,
+    /// see `scratchpad hook`) instead of a turn of the connection's own
+    #[arg(long)]
+    pub(crate) follow_turn: bool,
+}
+
+impl McpArgs {
+    /// The session: from --session-env's variable, else --session.
+    fn session(&self) -> anyhow::Result<String> {
+        match &self.session_env {
+            Some(var) => std::env::var(var)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| anyhow::anyhow!("--session-env {var}: the environment variable {var} is not set")),
+            None => Ok(self.session.clone()),
+        }
+    }
 }
 
 /// Serves MCP on stdio or HTTP until the client disconnects (stdio) or the process is
@@ -61,14 +94,18 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         }
         None => None,
     };
-    let session = args.session.clone();
+    let session = args.session()?;
     let host = Host::open(config).await?;
-    let guidance = server::open_session(&host, &session).await?;
+    let names = server::Names::new(&host, args.api_safe_names, &args.tool_prefix);
+    let guidance = names.text.rewrite(&server::open_session(&host, &session).await?);
     let shared = server::Shared {
         host: host.clone(),
         sampling: clients,
         logs: logging::LogClients::start(),
         watcher: watch::Watcher::new(host),
+        names,
+        follow_turn: args.follow_turn,
+        declared_tools: args.declared_tools,
     };
     match args.http {
         None => stdio::serve(shared, session, guidance).await,

@@ -25,6 +25,7 @@ use serde::Deserialize;
 use super::logging::LogClients;
 use super::sampling::SamplingClients;
 use super::watch::Watcher;
+use crate::names::{ToolNames, api_safe};
 
 /// The resource's one MIME type, in `resources/list` and `resources/read` alike.
 pub(crate) const MIME_TYPE: &str = "text/markdown";
@@ -38,6 +39,45 @@ pub(crate) struct Shared {
     pub(crate) sampling: SamplingClients,
     pub(crate) logs: LogClients,
     pub(crate) watcher: Watcher,
+    /// The names the client sees the tools under.
+    pub(crate) names: Names,
+    /// Run tool calls in the session's current turn.
+    pub(crate) follow_turn: bool,
+    /// Offer every declared tool.
+    pub(crate) declared_tools: bool,
+}
+
+/// The tools' names as the client sees them (`names.rs`).
+#[derive(Clone, Default)]
+pub(crate) struct Names {
+    /// Offer API-safe names.
+    api_safe: bool,
+    /// API-safe name → the component's, for calls.
+    calls: ToolNames,
+    /// The component's name → the name the model sees, for texts.
+    pub(crate) text: ToolNames,
+}
+
+impl Names {
+    /// The names of `host`'s declared tools, API-safe when `api_safe`, behind `prefix` in texts.
+    pub(crate) fn new(host: &Host, api_safe: bool, prefix: &str) -> Names {
+        if !api_safe {
+            return Names::default();
+        }
+        let declared: Vec<String> = host.plugins().into_iter().flat_map(|p| p.tools).map(|t| t.name).collect();
+        let tools = || declared.iter().map(String::as_str);
+        Names { api_safe, calls: ToolNames::new(tools(), ""), text: ToolNames::new(tools(), prefix) }
+    }
+
+    /// The name the client is offered for tool `name`.
+    fn offered(&self, name: String) -> String {
+        if self.api_safe { api_safe(&name) } else { name }
+    }
+
+    /// The component's name of the tool a client called `name`.
+    fn component(&self, name: &str) -> String {
+        self.calls.component(name).unwrap_or(name).to_owned()
+    }
 }
 
 /// One client's connection, bound to one session.
@@ -79,6 +119,17 @@ impl Connection {
 
     fn uri(&self) -> String {
         format!("scratchpad://session/{}", self.session)
+    }
+
+    /// The turn a tool call without a named turn acts in: the session's current one with
+    /// `follow_turn` (once a turn started), else the connection's.
+    async fn current_turn(&self) -> Result<TurnContext, Error> {
+        if self.shared.follow_turn
+            && let Some(turn_id) = self.shared.host.session(&self.session).await?.turn_id
+        {
+            return Ok(TurnContext::new(&self.session, turn_id));
+        }
+        Ok(self.turn.clone())
     }
 }
 
@@ -129,11 +180,16 @@ impl ServerHandler for Connection {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let specs = match self.shared.declared_tools {
+            true => self.shared.host.plugins().into_iter().flat_map(|p| p.tools).collect(),
+            false => self.shared.host.tools(&self.turn).await.map_err(internal)?,
+        };
         let mut tools = Vec::new();
-        for spec in self.shared.host.tools(&self.turn).await.map_err(internal)? {
+        for spec in specs {
             let schema: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(&spec.parameters).unwrap_or_default();
-            tools.push(Tool::new(spec.name, spec.description, Arc::new(schema)));
+            let names = &self.shared.names;
+            tools.push(Tool::new(names.offered(spec.name), names.text.rewrite(&spec.description), Arc::new(schema)));
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -159,15 +215,18 @@ impl ServerHandler for Connection {
                 tokens_used: meta.tokens_used,
                 context_window: meta.context_window,
             },
-            None => self.turn.clone(),
+            None => self.current_turn().await.map_err(internal)?,
         };
+        let name = self.shared.names.component(&request.name);
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let result = match self.shared.host.call_tool(&turn, &request.name, &arguments).await {
-            Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.content)]),
+        let result = match self.shared.host.call_tool(&turn, &name, &arguments).await {
+            Ok(output) => {
+                CallToolResult::success(vec![ContentBlock::text(self.shared.names.text.rewrite(&output.content))])
+            }
             // A tool's refusal is a result the model reads and corrects, not a protocol error.
             Err(Error::Tool { error, .. }) => {
                 let text = format!("{}: {}", error.kind.as_str(), error.message);
-                CallToolResult::error(vec![ContentBlock::text(text)])
+                CallToolResult::error(vec![ContentBlock::text(self.shared.names.text.rewrite(&text))])
             }
             Err(Error::UnknownTool(name)) => {
                 return Err(McpError::invalid_params(format!("no tool named `{name}`"), None));

@@ -11,7 +11,8 @@ pub fn command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_scratchpad"));
     command
         .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-        .env_remove(scratchpad_host::DATABASE_URL_ENV);
+        .env_remove(scratchpad_host::DATABASE_URL_ENV)
+        .env_remove("SCRATCHPAD_CONFIG");
     command
 }
 

@@ -1,0 +1,173 @@
+//! One hook event as a coding agent sends it on stdin: Claude Code's hook protocol, which Codex
+//! CLI adopted (the same event names and common fields; Codex adds `turn_id`). Parsed into one
+//! shape whatever the runtime, so the mapping onto the host is written once.
+
+use serde_json::{Map, Value};
+
+/// The most stdin a hook reads: a `PostToolUse` carries the tool's whole result.
+pub(crate) const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Which agent sent the event; it decides the shape of the answer (`answer.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Runtime {
+    /// Claude Code and the Claude Agent SDK.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+}
+
+/// A parsed hook event.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Event {
+    pub(crate) runtime: Runtime,
+    /// The agent's session id: the host's session id.
+    pub(crate) session_id: String,
+    /// The agent's own turn id, when it sends one (Codex).
+    pub(crate) turn_id: Option<String>,
+    /// The conversation transcript (JSONL), when given.
+    pub(crate) transcript_path: Option<String>,
+    /// `permission_mode`, when given (`default`, `bypassPermissions`, …).
+    pub(crate) permission_mode: Option<String>,
+    pub(crate) kind: Kind,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Kind {
+    /// A session started: `startup`, `resume`, `clear` or `compact` (after a compaction).
+    SessionStart { source: String },
+    /// The user submitted `prompt`.
+    UserPromptSubmit { prompt: String },
+    /// A tool is about to run with `input` (a JSON object).
+    PreToolUse { tool: String, input: Value, call_id: Option<String> },
+    /// A tool ran and returned `response`.
+    PostToolUse { tool: String, input: Value, response: Value, call_id: Option<String> },
+    /// The conversation is about to be compacted (`manual` or `auto`).
+    PreCompact,
+    /// The conversation was compacted.
+    PostCompact,
+    /// The agent finished its turn; its last message when the agent sends it.
+    Stop { last_message: Option<String> },
+    /// A sub-agent started (its own id, when sent).
+    SubagentStart { agent_id: Option<String> },
+    /// An event this command does not act on (`Notification`, `SubagentStop`, …): answered
+    /// with nothing.
+    Other { name: String },
+}
+
+/// Parses `input` (one JSON object). `runtime` forces the runtime; without it, an event that
+/// carries `turn_id` is Codex's, any other Claude Code's.
+pub(crate) fn parse(input: &[u8], runtime: Option<Runtime>) -> Result<Event, String> {
+    let value: Value = serde_json::from_slice(input).map_err(|e| format!("stdin is not one JSON object: {e}"))?;
+    let Value::Object(fields) = value else {
+        return Err("stdin is JSON but not an object".into());
+    };
+    let name = text(&fields, "hook_event_name")?;
+    let session_id = text(&fields, "session_id")?;
+    if session_id.is_empty() {
+        return Err("`session_id` is empty".into());
+    }
+    let turn_id = optional_text(&fields, "turn_id")?;
+    let runtime = runtime.unwrap_or(if turn_id.is_some() { Runtime::Codex } else { Runtime::ClaudeCode });
+    let tool = || text(&fields, "tool_name");
+    let call_id = || optional_text(&fields, "tool_use_id");
+    let kind = match name.as_str() {
+        "SessionStart" => {
+            Kind::SessionStart { source: optional_text(&fields, "source")?.unwrap_or_else(|| "startup".into()) }
+        }
+        "UserPromptSubmit" => Kind::UserPromptSubmit { prompt: text(&fields, "prompt")? },
+        "PreToolUse" => Kind::PreToolUse { tool: tool()?, input: object(&fields, "tool_input")?, call_id: call_id()? },
+        "PostToolUse" => Kind::PostToolUse {
+            tool: tool()?,
+            input: object(&fields, "tool_input")?,
+            response: fields.get("tool_response").cloned().ok_or("`tool_response` is missing")?,
+            call_id: call_id()?,
+        },
+        "PreCompact" => Kind::PreCompact,
+        "PostCompact" => Kind::PostCompact,
+        "Stop" => Kind::Stop { last_message: optional_text(&fields, "last_assistant_message")? },
+        "SubagentStart" => Kind::SubagentStart { agent_id: optional_text(&fields, "agent_id")? },
+        _ => Kind::Other { name: name.clone() },
+    };
+    Ok(Event {
+        runtime,
+        session_id,
+        turn_id,
+        transcript_path: optional_text(&fields, "transcript_path")?,
+        permission_mode: optional_text(&fields, "permission_mode")?,
+        kind,
+    })
+}
+
+fn text(fields: &Map<String, Value>, key: &str) -> Result<String, String> {
+    optional_text(fields, key)?.ok_or_else(|| format!("`{key}` is missing"))
+}
+
+fn optional_text(fields: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match fields.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!("`{key}` must be a string, not {other}")),
+    }
+}
+
+fn object(fields: &Map<String, Value>, key: &str) -> Result<Value, String> {
+    match fields.get(key) {
+        Some(value @ Value::Object(_)) => Ok(value.clone()),
+        Some(other) => Err(format!("`{key}` must be an object, not {other}")),
+        None => Err(format!("`{key}` is missing")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_codes_events_parse_and_codexs_are_told_by_their_turn_id() {
+        let event = parse(
+            br#"{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/","hook_event_name":"PreToolUse",
+                "tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(event.runtime, Runtime::ClaudeCode);
+        assert_eq!(
+            event.kind,
+            Kind::PreToolUse {
+                tool: "Bash".into(),
+                input: serde_json::json!({"command":"ls"}),
+                call_id: Some("toolu_1".into())
+            }
+        );
+        let codex =
+            parse(br#"{"session_id":"s","turn_id":"t1","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#, None)
+                .unwrap();
+        assert_eq!((codex.runtime, codex.turn_id.as_deref()), (Runtime::Codex, Some("t1")));
+    }
+
+    #[test]
+    fn bad_input_names_what_is_wrong() {
+        let cases: [(&[u8], &str); 6] = [
+            (b"{\"session_id\":", "not one JSON object"),
+            (b"[1]", "not an object"),
+            (br#"{"hook_event_name":"Stop"}"#, "`session_id` is missing"),
+            (br#"{"session_id":"s","hook_event_name":"UserPromptSubmit"}"#, "`prompt` is missing"),
+            (
+                br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"x","tool_input":"ls"}"#,
+                "`tool_input` must be an object",
+            ),
+            (br#"{"session_id":7,"hook_event_name":"Stop"}"#, "`session_id` must be a string"),
+        ];
+        for (input, expected) in cases {
+            let error = parse(input, None).unwrap_err();
+            assert!(error.contains(expected), "{error} vs {expected}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_event_is_kept_by_name() {
+        let event = parse(br#"{"session_id":"s","hook_event_name":"Notification","message":"m"}"#, None).unwrap();
+        assert_eq!(event.kind, Kind::Other { name: "Notification".into() });
+    }
+}

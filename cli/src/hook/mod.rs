@@ -1,0 +1,264 @@
+//! `scratchpad hook`: one coding-agent hook event in (JSON on stdin), the host's matching API
+//! run, the agent's answer out (JSON on stdout). Claude Code's hook protocol, which Codex CLI
+//! adopted: the mapping is written once over the parsed event (`event.rs`), and only the
+//! answer's shape depends on the runtime (`answer.rs`). docs/claude-code.md has the table.
+//!
+//! Every event is a fresh process on the same database, so the hook keeps the little the
+//! protocol does not carry (the turn, each call's step, deferred warnings) in a ledger file
+//! (`ledger.rs`). A failure is one line on stderr and a non-blocking exit status (1, or 3 when
+//! a plugin failed): the agent's turn goes on. Bad input stores nothing.
+
+mod answer;
+pub(crate) mod event;
+mod ledger;
+mod transcript;
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use scratchpad_host::{Error, Host, HostConfig, InstanceAllocation, Observation, Placement, ToolCall, TurnContext};
+use serde_json::Value;
+
+use self::answer::Answer;
+use self::event::{Event, Kind, Runtime};
+use crate::names::ToolNames;
+
+/// `scratchpad hook`'s options.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct HookArgs {
+    /// The agent that runs the hook [default: Codex when the event has a `turn_id`, else Claude Code]
+    #[arg(long, value_enum)]
+    pub(crate) runtime: Option<Runtime>,
+    /// The prefix the agent shows the MCP server's tools under, e.g.
+    /// `mcp__plugin_scratchpad_scratchpad__`: texts for the model name the tools that way
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    pub(crate) tool_prefix: String,
+    /// The model's context window in tokens, for context-pressure plugins
+    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    pub(crate) context_window: u64,
+}
+
+/// Reads one event from stdin, acts on it and prints the answer.
+pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Result<()> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .take(event::MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut input)
+        .context("reading the hook event from stdin")?;
+    if input.len() as u64 > event::MAX_INPUT_BYTES {
+        bail!("the hook event on stdin is over {} MiB", event::MAX_INPUT_BYTES >> 20);
+    }
+    let event = event::parse(&input, args.runtime).map_err(|e| anyhow::anyhow!("bad hook event: {e}"))?;
+    if let Kind::Other { .. } = event.kind {
+        return Ok(());
+    }
+    // One event per process: nothing is worth reserving or keeping warm for later calls.
+    config.instance_allocation = InstanceAllocation::OnDemand;
+    config.warm_instances = 0;
+    config.hot_session_bytes = 0;
+    let ledger = ledger::path(&ledger::directory()?, &config.database.to_string(), &event.session_id);
+    let host = Host::open(config).await?;
+    let names = ToolNames::new(
+        host.plugins().iter().flat_map(|p| p.tools.iter().map(|t| t.name.as_str())).collect::<Vec<_>>(),
+        &args.tool_prefix,
+    );
+    let hook = Hook { host, event, ledger, names, context_window: args.context_window };
+    let answer = hook.act().await?;
+    if let Some(json) = answer.render(hook.event.runtime, &hook.event) {
+        println!("{json}");
+    }
+    Ok(())
+}
+
+struct Hook {
+    host: Host,
+    event: Event,
+    ledger: std::path::PathBuf,
+    names: ToolNames,
+    context_window: u64,
+}
+
+impl Hook {
+    async fn act(&self) -> anyhow::Result<Answer> {
+        let session = self.event.session_id.as_str();
+        match &self.event.kind {
+            Kind::SessionStart { source } => {
+                let guidance = crate::sessions::open(&self.host, session).await?;
+                let mut parts: Vec<String> = guidance.into_iter().map(|i| i.text).collect();
+                if source == "compact" || source == "resume" {
+                    let turn = self.turn()?;
+                    if source == "compact" {
+                        self.host.after_compaction(&turn).await?;
+                    }
+                    // After a compaction the model may go on without a new prompt: the
+                    // scratchpad comes with the guidance.
+                    let prompt = self.host.before_query(&self.with_tokens(turn), "").await?;
+                    parts.extend(ordered(&prompt.injections));
+                }
+                parts.extend(self.take_pending()?);
+                Ok(Answer::Context(self.names.rewrite(&join(parts))))
+            }
+            Kind::UserPromptSubmit { prompt } => {
+                let turn_id = self.event.turn_id.clone().unwrap_or_else(new_turn_id);
+                ledger::with(&self.ledger, |l| l.enter(&turn_id))?;
+                let guidance = crate::sessions::open(&self.host, session).await?;
+                let turn = self.with_tokens(TurnContext::new(session, &turn_id));
+                let prompt = self.host.before_query(&turn, prompt).await?;
+                let mut parts = self.take_pending()?;
+                // The standing guidance went with SessionStart (and goes again after each
+                // compaction); the agent keeps added context in its history, so it is not
+                // repeated every turn.
+                parts.extend(ordered(&prompt.injections).filter(|text| !guidance.iter().any(|g| g.text == *text)));
+                Ok(Answer::Context(self.names.rewrite(&join(parts))))
+            }
+            Kind::PreToolUse { tool, input, call_id } => {
+                let (turn, step) = self.step(call_id.as_deref())?;
+                let name = self.names.component(tool).unwrap_or(tool);
+                let arguments = input.to_string();
+                match self.host.before_tool_call(&turn, &ToolCall::new(name, arguments.as_str(), step)).await {
+                    Ok(rewritten) if rewritten == arguments => Ok(Answer::Nothing),
+                    Ok(rewritten) => match serde_json::from_str::<Value>(&rewritten) {
+                        Ok(value @ Value::Object(_)) if value != *input => Ok(Answer::Rewrite(value)),
+                        Ok(Value::Object(_)) => Ok(Answer::Nothing),
+                        _ => bail!("a plugin rewrote the arguments of `{tool}` to something that is not a JSON object"),
+                    },
+                    Err(Error::Tool { plugin, error, .. }) => {
+                        Ok(Answer::Deny(self.names.rewrite(&format!("{plugin}: {}", error.message))))
+                    }
+                    Err(other) => Err(other.into()),
+                }
+            }
+            Kind::PostToolUse { tool, input, response, call_id } => {
+                let (turn, step) = self.step(call_id.as_deref())?;
+                let name = self.names.component(tool).unwrap_or(tool);
+                let observation = Observation::text(result_text(response)).with_metadata(input.clone());
+                let call = ToolCall::new(name, input.to_string(), step);
+                let view = self.host.after_tool_result(&turn, &call, &observation).await?;
+                Ok(match view.replacement {
+                    Some(text) => Answer::Replace { text: self.names.rewrite(&text), mcp: tool.starts_with("mcp__") },
+                    None => Answer::Nothing,
+                })
+            }
+            Kind::PreCompact => {
+                // No agent lets this hook add a turn before compacting: the warnings wait for
+                // the model's next prompt (SessionStart after the compaction, or the next
+                // UserPromptSubmit).
+                let turn = self.with_tokens(self.turn()?);
+                let warnings = self.host.before_compaction(&turn).await?;
+                ledger::with(&self.ledger, |l| warnings.into_iter().for_each(|w| l.defer(w.text)))?;
+                Ok(Answer::Nothing)
+            }
+            Kind::PostCompact => {
+                self.host.after_compaction(&self.turn()?).await?;
+                Ok(Answer::Nothing)
+            }
+            Kind::Stop { last_message } => {
+                let tail = self.event.transcript_path.as_deref().map(|p| transcript::read(Path::new(p)));
+                let text = last_message.clone().or_else(|| tail.and_then(|t| t.last_text)).unwrap_or_default();
+                self.host.after_response(&self.with_tokens(self.turn()?), &text).await?;
+                Ok(Answer::Nothing)
+            }
+            Kind::SubagentStart { .. } | Kind::Other { .. } => Ok(Answer::Nothing),
+        }
+    }
+
+    /// The turn the event belongs to: the agent's own id when it sends one, else the turn the
+    /// last prompt entered (a turn of its own when none did).
+    fn turn(&self) -> anyhow::Result<TurnContext> {
+        let session = &self.event.session_id;
+        if let Some(id) = &self.event.turn_id {
+            return Ok(TurnContext::new(session, id));
+        }
+        let current = ledger::with(&self.ledger, |l| l.turn.clone())?;
+        Ok(TurnContext::new(session, current.unwrap_or_else(new_turn_id)))
+    }
+
+    /// The turn and the step of tool call `call_id` in it.
+    fn step(&self, call_id: Option<&str>) -> anyhow::Result<(TurnContext, u32)> {
+        let agent_turn = self.event.turn_id.clone();
+        let (turn, step) = ledger::with(&self.ledger, |l| {
+            let turn = agent_turn.or_else(|| l.turn.clone()).unwrap_or_else(new_turn_id);
+            l.enter(&turn);
+            (turn, l.step(call_id))
+        })?;
+        Ok((self.with_tokens(TurnContext::new(&self.event.session_id, turn)), step))
+    }
+
+    /// `turn` with the context the transcript says the last model call used.
+    fn with_tokens(&self, turn: TurnContext) -> TurnContext {
+        let used = self.event.transcript_path.as_deref().and_then(|p| transcript::read(Path::new(p)).context_tokens);
+        match used {
+            Some(used) => turn.with_tokens(used, self.context_window),
+            None => turn,
+        }
+    }
+
+    /// The deferred compaction warnings, now delivered.
+    fn take_pending(&self) -> anyhow::Result<Vec<String>> {
+        ledger::with(&self.ledger, |l| std::mem::take(&mut l.pending))
+    }
+}
+
+/// Injection texts in prompt order: the system placements first, then the context ones (the
+/// agent has one slot for added context).
+fn ordered(injections: &[scratchpad_host::Injection]) -> impl Iterator<Item = String> + '_ {
+    [Placement::PrependSystem, Placement::AppendSystem, Placement::PrependContext, Placement::AppendContext]
+        .into_iter()
+        .flat_map(move |placement| injections.iter().filter(move |i| i.placement == placement))
+        .map(|i| i.text.clone())
+}
+
+fn join(parts: Vec<String>) -> String {
+    parts.into_iter().filter(|p| !p.trim().is_empty()).collect::<Vec<_>>().join("\n\n")
+}
+
+/// A turn id of the hook's own, for agents that send none: unique per process and time.
+fn new_turn_id() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format!("hook-{}-{}", now.as_micros(), std::process::id())
+}
+
+/// A tool's result as the text the model reads: a string as it is; Bash's `{stdout, stderr}`
+/// as its output; an MCP result's text blocks (`[{type, text}]` or `{content: […]}`) joined;
+/// anything else as JSON.
+fn result_text(response: &Value) -> String {
+    let blocks = |items: &Vec<Value>| {
+        let texts: Vec<&str> = items.iter().filter_map(|b| b["text"].as_str()).collect();
+        (!texts.is_empty() && texts.len() == items.len()).then(|| texts.join("\n"))
+    };
+    match response {
+        Value::String(text) => text.clone(),
+        Value::Array(items) => blocks(items).unwrap_or_else(|| response.to_string()),
+        Value::Object(fields) => {
+            if let Some(Value::Array(items)) = fields.get("content")
+                && let Some(text) = blocks(items)
+            {
+                return text;
+            }
+            match (fields.get("stdout").and_then(Value::as_str), fields.get("stderr").and_then(Value::as_str)) {
+                (Some(out), Some(err)) if !err.is_empty() => format!("{out}\n{err}"),
+                (Some(out), _) => out.to_owned(),
+                _ => response.to_string(),
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn tool_results_become_the_text_the_model_reads() {
+        assert_eq!(result_text(&json!("plain")), "plain");
+        assert_eq!(result_text(&json!({"stdout": "out", "stderr": "", "interrupted": false})), "out");
+        assert_eq!(result_text(&json!({"stdout": "out", "stderr": "err"})), "out\nerr");
+        assert_eq!(result_text(&json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])), "a\nb");
+        assert_eq!(result_text(&json!({"content": [{"type": "text", "text": "c"}]})), "c");
+        assert_eq!(result_text(&json!({"filePath": "/x"})), r#"{"filePath":"/x"}"#);
+    }
+}
