@@ -1,17 +1,17 @@
 //! The real Claude Code for the end-to-end tests: `@anthropic-ai/claude-code`, pinned in
 //! `tests/claude-code/package-lock.json` (its native binary comes in an optional dependency),
 //! installed with the system npm on the pinned Node 24 when missing; every directory it writes
-//! in a temp dir (`HOME`); the scripted Anthropic Messages API (`anthropic_model.py`) on a free
-//! 127.0.0.1 port, started and killed by PID; the plugin package `integrations/claude-code`
+//! in a temp dir (`HOME`); the scripted Anthropic Messages API (`tests/scripted/anthropic.py`, through
+//! `scratchpad_tests::scripted`); the plugin package `integrations/claude-code`
 //! loaded with `--plugin-dir`, running the `scratchpad` binary this build made.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use scratchpad_tests::runtimes::{npm_package_on_node24, root};
 pub use scratchpad_tests::scratchpad_binary;
+pub use scratchpad_tests::scripted::Model;
 use serde_json::Value;
 
 /// The model-visible prefix of the plugin's MCP tools (plugin `scratchpad`, server `scratchpad`).
@@ -24,59 +24,6 @@ pub fn install() -> (PathBuf, OsString) {
         "node_modules/@anthropic-ai/claude-code/bin/claude.exe",
         "the pinned Claude Code (@anthropic-ai/claude-code)",
     )
-}
-
-/// The scripted Anthropic Messages API: `rules` (see `anthropic_model.py`) answered on a free
-/// 127.0.0.1 port, every request recorded. Killed by PID on drop.
-pub struct Model {
-    child: Child,
-    /// `http://127.0.0.1:PORT`.
-    pub url: String,
-    requests: PathBuf,
-}
-
-impl Model {
-    /// Starts the model with `script` (the JSON `anthropic_model.py` reads) in `dir`.
-    pub fn start(dir: &Path, script: &Value) -> Model {
-        let script_file = dir.join("script.json");
-        std::fs::write(&script_file, script.to_string()).unwrap();
-        let requests = dir.join("requests.jsonl");
-        let mut child = Command::new("python3")
-            .arg(root().join("tests/claude-code/anthropic_model.py"))
-            .arg(&script_file)
-            .arg(&requests)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs the scripted model");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port: u16 =
-            line.trim().parse().unwrap_or_else(|_| panic!("the scripted model printed {line:?}, not its port"));
-        Model { child, url: format!("http://127.0.0.1:{port}"), requests }
-    }
-
-    /// Every request the model received so far, oldest first.
-    pub fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.requests)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect()
-    }
-
-    /// The requests of conversation turns (not the side requests Claude Code makes: titles,
-    /// summaries of compaction, token counts), those that offer tools.
-    pub fn turn_requests(&self) -> Vec<Value> {
-        self.requests().into_iter().filter(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty())).collect()
-    }
-}
-
-impl Drop for Model {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// One user's Claude Code: its own `HOME`, the scripted model, the scratchpad database.

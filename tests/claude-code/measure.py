@@ -8,7 +8,7 @@ Usage (from the repository root, after `cargo build --release -p scratchpad-cli`
 1. The hook's cost per event, process start to answer (what Claude Code waits for), p50 and p90
    of EVENTS runs (default 50) each of `UserPromptSubmit` and `PreToolUse`, with both default
    plugins, on a warm compiled-component cache and a session with a plan.
-2. Whole `claude -p` turns against the scripted model (`anthropic_model.py`) with and without
+2. Whole `claude -p` turns against the scripted model (`tests/scripted/anthropic.py`) with and without
    the plugin, TURNS each (default 5), one after the other in the same run.
 """
 
@@ -65,7 +65,7 @@ def claude_turns(binary, tmp, turns):
     script = os.path.join(tmp, "script.json")
     with open(script, "w") as f:
         json.dump({"rules": [{"when": "SCRIPT:hi", "reply": [{"text": "hello"}]}]}, f)
-    model = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests/claude-code/anthropic_model.py"), script,
+    model = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests/scripted/anthropic.py"), script,
                               os.path.join(tmp, "requests.jsonl")], stdout=subprocess.PIPE, text=True)
     try:
         port = int(model.stdout.readline())

@@ -10,6 +10,7 @@ pub use observations_plugin::fixtures::big_log;
 
 pub mod postgres;
 pub mod runtimes;
+pub mod scripted;
 pub mod third_party;
 
 /// The built `scratchpad` CLI, `target/<profile>/scratchpad` beside the test binary's `deps/`:

@@ -49,7 +49,7 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
         ],
         "compact_summary": "SUMMARY: the user asked for a plan.",
     });
-    let model = Model::start(dir.path(), &script);
+    let model = Model::start("anthropic", dir.path(), &script);
     let claude = claude(dir.path(), &model);
 
     let first = claude.prompt("SCRIPT:plan make a plan", None);
@@ -112,7 +112,7 @@ fn a_refusal_reaches_the_model_and_a_large_result_is_offloaded_and_read_back() {
                 "input": { "id": "$1", "mode": "grep", "pattern": "LAST_CRITICAL_EVENT" } } }] },
         ],
     });
-    let model = Model::start(dir.path(), &script);
+    let model = Model::start("anthropic", dir.path(), &script);
     let mut claude = claude(dir.path(), &model);
     let servers = json!({ "mcpServers": { "logs": {
         "command": "python3",
@@ -146,8 +146,11 @@ fn a_refusal_reaches_the_model_and_a_large_result_is_offloaded_and_read_back() {
 #[test]
 fn a_looping_component_or_a_missing_binary_never_breaks_the_turn() {
     let dir = tempfile::tempdir().unwrap();
-    let model =
-        Model::start(dir.path(), &json!({ "rules": [{ "when": "SCRIPT:hi", "reply": [{ "text": "HELLO-BACK" }] }] }));
+    let model = Model::start(
+        "anthropic",
+        dir.path(),
+        &json!({ "rules": [{ "when": "SCRIPT:hi", "reply": [{ "text": "HELLO-BACK" }] }] }),
+    );
     let mut claude = claude(dir.path(), &model);
     let config = dir.path().join("config.toml");
     let probe = scratchpad_tests::components::PROBE_PATH;
@@ -186,7 +189,7 @@ fn the_agent_sdk_example_runs_the_plugin() {
             "input": { "action": "set_plan", "content": PLAN } } }] },
         { "when": "Plan set.", "reply": [{ "text": "SDK-SAVED" }] },
     ] });
-    let model = Model::start(dir.path(), &script);
+    let model = Model::start("anthropic", dir.path(), &script);
     let claude = claude(dir.path(), &model);
     let (example, path) = scratchpad_tests::runtimes::npm_package_on_node24(
         "integrations/claude-code/examples/agent-sdk",
@@ -216,7 +219,7 @@ fn the_agent_sdk_example_runs_the_plugin() {
 #[test]
 fn the_plugin_installs_from_its_marketplace() {
     let dir = tempfile::tempdir().unwrap();
-    let model = Model::start(dir.path(), &json!({ "rules": [] }));
+    let model = Model::start("anthropic", dir.path(), &json!({ "rules": [] }));
     let mut claude = claude(dir.path(), &model);
     let marketplace = scratchpad_tests::runtimes::root().join("integrations/claude-code");
     claude.claude(&["plugin", "marketplace", "add", marketplace.to_str().unwrap()]);
