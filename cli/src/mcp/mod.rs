@@ -64,6 +64,11 @@ pub(crate) struct McpArgs {
     /// see `scratchpad hook`) instead of a turn of the connection's own
     #[arg(long)]
     pub(crate) follow_turn: bool,
+    /// Take each tool call's session and turn from Codex's `_meta["x-codex-turn-metadata"]`
+    /// (its `session_id` and `turn_id`; the session is created when missing). Stdio only: over
+    /// HTTP a client's session is its URL's
+    #[arg(long, conflicts_with = "http")]
+    pub(crate) codex_turns: bool,
 }
 
 impl McpArgs {
@@ -106,6 +111,7 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         names,
         follow_turn: args.follow_turn,
         declared_tools: args.declared_tools,
+        codex_turns: args.codex_turns,
     };
     match args.http {
         None => stdio::serve(shared, session, guidance).await,

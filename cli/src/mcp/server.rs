@@ -45,6 +45,16 @@ pub(crate) struct Shared {
     pub(crate) follow_turn: bool,
     /// Offer every declared tool.
     pub(crate) declared_tools: bool,
+    /// Take each call's session and turn from Codex's turn metadata.
+    pub(crate) codex_turns: bool,
+}
+
+/// The turn Codex names in each `tools/call` (`_meta["x-codex-turn-metadata"]`; more fields are
+/// sent and ignored).
+#[derive(Deserialize)]
+struct CodexTurn {
+    session_id: String,
+    turn_id: String,
 }
 
 /// The tools' names as the client sees them (`names.rs`).
@@ -208,14 +218,29 @@ impl ServerHandler for Connection {
             })?),
             None => None,
         };
-        let turn = match &named {
-            Some(meta) => TurnContext {
+        let codex = match context.meta.get("x-codex-turn-metadata") {
+            Some(value) if self.shared.codex_turns => {
+                Some(serde_json::from_value::<CodexTurn>(value.clone()).map_err(|e| {
+                    McpError::invalid_params(
+                        format!("`_meta.x-codex-turn-metadata` names no session and turn: {e}"),
+                        None,
+                    )
+                })?)
+            }
+            _ => None,
+        };
+        let turn = match (&named, codex) {
+            (Some(meta), _) => TurnContext {
                 session_id: self.session.clone(),
                 turn_id: meta.turn_id.clone(),
                 tokens_used: meta.tokens_used,
                 context_window: meta.context_window,
             },
-            None => self.current_turn().await.map_err(internal)?,
+            (None, Some(codex)) => {
+                crate::sessions::open(&self.shared.host, &codex.session_id).await.map_err(internal)?;
+                TurnContext::new(codex.session_id, codex.turn_id)
+            }
+            (None, None) => self.current_turn().await.map_err(internal)?,
         };
         let name = self.shared.names.component(&request.name);
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
