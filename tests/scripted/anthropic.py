@@ -47,16 +47,16 @@ def is_compaction(body):
 
 
 def reply_for(body):
+    """The reply's blocks and the usage it reports."""
     if is_compaction(body):
-        return [{"text": f"<analysis>scripted</analysis>\n<summary>{rules.compact_summary()}</summary>"}]
+        return [{"text": f"<analysis>scripted</analysis>\n<summary>{rules.compact_summary()}</summary>"}], rules.usage()
     if not body.get("tools"):
-        return [{"text": "ok"}]  # side requests (titles, topics)
+        return [{"text": "ok"}], rules.usage()  # side requests (titles, topics)
     return rules.reply(last_user_text(body))
 
 
-def events(blocks, model):
+def events(blocks, usage, model):
     COUNTER[0] += 1
-    usage = rules.usage()
     yield "message_start", {"type": "message_start", "message": {
         "id": f"msg_{COUNTER[0]}", "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": None, "stop_sequence": None,
@@ -101,11 +101,11 @@ class Handler(rules.Handler):
         if not path.endswith("/v1/messages"):
             return self.send_json(200, {})
         rules.record(body)
-        blocks = reply_for(body)
+        blocks, usage = reply_for(body)
         model = body.get("model", "claude-scripted")
         if not body.get("stream"):
             return self.send_json(200, message(blocks, model))
-        self.send_events(events(blocks, model))
+        self.send_events(events(blocks, usage, model))
 
 
 if __name__ == "__main__":

@@ -47,8 +47,9 @@ def last_turn_text(body):
 
 
 def reply_for(body):
+    """The reply's blocks and the usage it reports."""
     if not body.get("tools"):
-        return [{"text": rules.compact_summary()}]
+        return [{"text": rules.compact_summary()}], rules.usage()
     return rules.reply(last_turn_text(body))
 
 
@@ -69,7 +70,7 @@ def output_items(blocks):
     return items
 
 
-def events(items, model):
+def events(items, usage, model):
     response = {"id": f"resp_{COUNTER[0]}", "object": "response", "status": "in_progress", "model": model, "output": []}
     yield {"type": "response.created", "response": response}
     for index, item in enumerate(items):
@@ -79,7 +80,6 @@ def events(items, model):
             yield {"type": "response.output_text.delta", "output_index": index, "content_index": 0,
                    "item_id": item["id"], "delta": text}
         yield {"type": "response.output_item.done", "output_index": index, "item": item}
-    usage = rules.usage()
     total = usage["input_tokens"] + usage["output_tokens"]
     done = dict(response, status="completed", output=items, usage={
         "input_tokens": usage["input_tokens"], "input_tokens_details": {"cached_tokens": 0},
@@ -93,8 +93,9 @@ class Handler(rules.Handler):
         if not path.endswith("/responses"):
             return self.send_json(200, {})
         rules.record(body)
-        items = output_items(reply_for(body))
-        self.send_events((event["type"], event) for event in events(items, body.get("model", "scripted")))
+        blocks, usage = reply_for(body)
+        items = output_items(blocks)
+        self.send_events((event["type"], event) for event in events(items, usage, body.get("model", "scripted")))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ front end (`anthropic.py` for Claude Code, `responses.py` for Codex) turns a rul
 that API's wire format.
 
 SCRIPT.json: {"rules": [RULE, ...], "compact_summary": TEXT, "usage": {...}}. A RULE is
-{"when": SUBSTRING, "capture": REGEX?, "reply": [{"text": T} | {"tool_use": {"name", "input"}}]};
+{"when": SUBSTRING, "capture": REGEX?, "usage": {...}?, "reply": [{"text": T} |
+{"tool_use": {"name", "input"}}]} (a rule's "usage" is what that reply reports, e.g. to push an
+agent into compacting);
 the first rule whose SUBSTRING is in the text of the conversation's last user turn answers.
 With "capture", "$1" in the reply's strings is replaced by the regex's first group in that text.
 No rule: the text "ok". A compaction request is answered with "compact_summary".
@@ -46,23 +48,27 @@ def substitute(value, group):
 
 def reply(text):
     """The reply of the first rule that matches `text` (the last user turn's text): a list of
-    {"text"} and {"tool_use": {"name", "input"}} blocks."""
+    {"text"} and {"tool_use": {"name", "input"}} blocks, and the usage it reports."""
     for rule in SCRIPT.get("rules", []):
         if rule["when"] in text:
             group = None
             if "capture" in rule:
                 found = re.search(rule["capture"], text)
                 group = found.group(1) if found else None
-            return substitute(rule["reply"], group)
-    return [{"text": "ok"}]
+            return substitute(rule["reply"], group), usage(rule.get("usage"))
+    return [{"text": "ok"}], usage()
 
 
 def compact_summary():
     return SCRIPT.get("compact_summary", "Summary of the conversation.")
 
 
-def usage():
-    return dict({"input_tokens": 100, "output_tokens": 10}, **SCRIPT.get("usage", {}))
+def usage(override=None):
+    """What a reply reports: the defaults, the script's "usage", then the rule's."""
+    reported = {"input_tokens": 100, "output_tokens": 10}
+    reported.update(SCRIPT.get("usage", {}))
+    reported.update(override or {})
+    return reported
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -92,9 +92,9 @@ impl Codex {
         let thread = events.iter().find_map(|e| e["thread_id"].as_str()).expect("a thread id").to_owned();
         let last = events
             .iter()
+            .rev()
             .filter(|e| e["item"]["type"] == "agent_message")
-            .filter_map(|e| e["item"]["text"].as_str())
-            .last()
+            .find_map(|e| e["item"]["text"].as_str())
             .unwrap_or_default()
             .to_owned();
         (thread, last)
@@ -173,4 +173,35 @@ fn a_looping_component_never_breaks_a_codex_turn() {
     let (thread, reply) = codex.exec("SCRIPT:hi there", None);
     assert_eq!(reply, "HELLO-BACK", "the turn completed");
     assert!(!codex.show(&thread).contains("query-was-here"), "the looping call's write was discarded");
+}
+
+/// Codex compacts the thread (a low `model_auto_compact_token_limit`, a reply reporting a large
+/// usage): its compact hooks run (the host counts the compaction), and the next turn, whose
+/// history no longer holds the tool call, still gets the plan.
+#[test]
+fn the_plan_survives_a_codex_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = json!({
+        // After the compaction no model output is left in the history, so the next turn's text
+        // runs from the thread's start: its rule goes first.
+        "rules": [
+            { "when": "SCRIPT:next", "reply": [{ "text": "NEXT-DONE" }] },
+            { "when": "SCRIPT:plan", "reply": [tool_use("session_scratchpad", json!({ "action": "set_plan", "content": "1. CODEX-PLAN-42" }))] },
+            { "when": "Plan set.", "usage": { "input_tokens": 50_000 }, "reply": [{ "text": "PLAN-SAVED" }] },
+        ],
+        "compact_summary": "CODEX-SUMMARY: a plan was made.",
+    });
+    let model = Model::start("responses", dir.path(), &script);
+    let codex = Codex::new(dir.path(), &model, "model_auto_compact_token_limit = 20000");
+    let (thread, reply) = codex.exec("SCRIPT:plan make a plan", None);
+    assert_eq!(reply, "PLAN-SAVED");
+    let (_, reply) = codex.exec("SCRIPT:next continue", Some(&thread));
+    assert_eq!(reply, "NEXT-DONE");
+    let last = model.turn_requests().pop().unwrap();
+    let input = last["input"].to_string();
+    assert!(input.contains("CODEX-SUMMARY"), "the thread was compacted: {input}");
+    assert!(!input.contains("\"function_call\""), "the compacted history holds no tool call: {input}");
+    assert!(input.contains("CODEX-PLAN-42"), "the plan is injected after the compaction");
+    let shown: Value = serde_json::from_str(&codex.show(&thread)).unwrap();
+    assert_eq!(shown["session"]["compaction_count"], 1, "the compaction was counted once: {shown}");
 }

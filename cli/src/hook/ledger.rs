@@ -31,6 +31,9 @@ pub(crate) struct Ledger {
     pub(crate) order: Vec<String>,
     /// Compaction warnings not yet shown to the model.
     pub(crate) pending: Vec<String>,
+    /// A compaction began (`PreCompact`) and its end was not yet told to the host.
+    #[serde(default)]
+    pub(crate) compacting: bool,
 }
 
 impl Ledger {
@@ -63,6 +66,12 @@ impl Ledger {
             self.order.push(id.to_owned());
         }
         step
+    }
+
+    /// Whether this event ends the compaction in progress: true once per compaction, for
+    /// whichever of `PostCompact` and `SessionStart` (`compact`) comes first.
+    pub(crate) fn end_compaction(&mut self) -> bool {
+        std::mem::take(&mut self.compacting)
     }
 
     /// Keeps `warning` for the model's next prompt.
@@ -146,6 +155,15 @@ mod tests {
         assert_eq!(ledger.step(Some("c")), 4, "entering the same turn changes nothing");
         ledger.enter("t2");
         assert_eq!(ledger.step(Some("a")), 1, "a new turn numbers from 1");
+    }
+
+    #[test]
+    fn a_compaction_ends_once_whichever_event_comes_first() {
+        let mut ledger = Ledger::default();
+        assert!(!ledger.end_compaction(), "no compaction began");
+        ledger.compacting = true;
+        assert!(ledger.end_compaction(), "PostCompact ends it");
+        assert!(!ledger.end_compaction(), "SessionStart (compact) after it does not end it again");
     }
 
     #[test]

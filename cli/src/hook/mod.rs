@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use self::answer::Answer;
 use self::event::{Event, Kind, Runtime};
+use self::ledger::Ledger;
 use crate::names::ToolNames;
 
 /// `scratchpad hook`'s options.
@@ -89,7 +90,7 @@ impl Hook {
                 if source == "compact" || source == "resume" {
                     let turn = self.turn()?;
                     if source == "compact" {
-                        self.host.after_compaction(&turn).await?;
+                        self.end_compaction(&turn).await?;
                     }
                     // After a compaction the model may go on without a new prompt: the
                     // scratchpad comes with the guidance.
@@ -146,11 +147,14 @@ impl Hook {
                 // UserPromptSubmit).
                 let turn = self.with_tokens(self.turn()?);
                 let warnings = self.host.before_compaction(&turn).await?;
-                ledger::with(&self.ledger, |l| warnings.into_iter().for_each(|w| l.defer(w.text)))?;
+                ledger::with(&self.ledger, |l| {
+                    warnings.into_iter().for_each(|w| l.defer(w.text));
+                    l.compacting = true;
+                })?;
                 Ok(Answer::Nothing)
             }
             Kind::PostCompact => {
-                self.host.after_compaction(&self.turn()?).await?;
+                self.end_compaction(&self.turn()?).await?;
                 Ok(Answer::Nothing)
             }
             Kind::Stop { last_message } => {
@@ -183,6 +187,15 @@ impl Hook {
             (turn, l.step(call_id))
         })?;
         Ok((self.with_tokens(TurnContext::new(&self.event.session_id, turn)), step))
+    }
+
+    /// Tells the host the compaction in progress ended, once: Codex sends both `PostCompact` and
+    /// `SessionStart` (`compact`) for one compaction, Claude Code the latter.
+    async fn end_compaction(&self, turn: &TurnContext) -> anyhow::Result<()> {
+        if ledger::with(&self.ledger, Ledger::end_compaction)? {
+            self.host.after_compaction(turn).await?;
+        }
+        Ok(())
     }
 
     /// `turn` with the context the transcript says the last model call used.
