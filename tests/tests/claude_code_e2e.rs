@@ -105,11 +105,11 @@ fn a_refusal_reaches_the_model_and_a_large_result_is_offloaded_and_read_back() {
                 "input": { "action": "append_notes", "content": "x".repeat(5000) } } }] },
             { "when": "append_notes rejected", "reply": [{ "text": "REFUSAL-SEEN" }] },
             { "when": "SCRIPT:log", "reply": [{ "tool_use": { "name": "mcp__logs__fetch_log", "input": {} } }] },
-            // The slice first: it may quote the entry's id too.
-            { "when": "23:59:59 LAST_CRITICAL_EVENT", "reply": [{ "text": "FOUND-IT" }] },
+            // The grep's answer first: it quotes the entry's id too.
+            { "when": "\"match_count\":1", "reply": [{ "text": "FOUND-IT" }] },
             { "when": "scratchpad_id", "capture": "\"scratchpad_id\"\\s*:\\s*\"([^\"]+)\"",
               "reply": [{ "tool_use": { "name": tool("scratchpad_read"),
-                "input": { "id": "$1", "mode": "grep", "pattern": "LAST_CRITICAL_EVENT" } } }] },
+                "input": { "scratchpad_id": "$1", "mode": "grep", "pattern": "LAST_CRITICAL_EVENT" } } }] },
         ],
     });
     let model = Model::start("anthropic", dir.path(), &script);
@@ -138,7 +138,10 @@ fn a_refusal_reaches_the_model_and_a_large_result_is_offloaded_and_read_back() {
     assert!(offloaded.len() < 20_000, "the model got the synthetic observation, not 89 KB: {} bytes", offloaded.len());
     assert!(!offloaded.contains("event number 1000\n"), "the middle of the log is not in context");
     let slice = last_tool_results(requests.last().unwrap());
-    assert!(slice.contains("LAST_CRITICAL_EVENT"), "scratchpad_read returned the slice: {slice}");
+    assert!(
+        slice.contains(r#""line":2096,"text":"ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT""#),
+        "scratchpad_read's grep returned the log's last line: {slice}"
+    );
 }
 
 /// A component that loops forever ends in a hook error within its deadline and the turn still
