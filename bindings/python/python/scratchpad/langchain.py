@@ -1,0 +1,604 @@
+"""The scratchpad host as LangChain 1.x agent middleware.
+
+    from langchain.agents import create_agent
+    from scratchpad import Host
+    from scratchpad.langchain import ScratchpadMiddleware
+
+    agent = create_agent(model, tools=[...], middleware=[ScratchpadMiddleware(Host.open("agent.db"))])
+    agent.invoke({"messages": [("user", "fix the parser")]}, {"configurable": {"thread_id": "t-1"}})
+
+`ScratchpadMiddleware` maps LangChain's agent loop onto the host's hooks; every decision is the
+plugins', this module only translates shapes:
+
+- **Sessions and turns.** The thread id (`config["configurable"]["thread_id"]`) is the host's
+  session (`default_session` without one), opened on first sight; each agent invocation is one
+  new turn. Both ids are kept in the agent's state (private keys, never shown to the model), so a
+  run resumed after an interrupt stays in its turn.
+- **Tools.** The tools the plugins offer in the turn (`Host.tools`) are added to every model
+  request, under API-safe names (`session.scratchpad` is offered as `session_scratchpad`), and
+  run with `Host.call_tool`. A refusal (`ToolError`), like any other failure of the call, is
+  the tool's error text for the model (`status="error"`), not an exception that ends the run. The set follows the plugins turn by turn: `scratchpad_read`
+  appears once the turn has an offloaded observation.
+- **Injections, not persisted (seed 001).** Each model call gets the session's standing guidance
+  and `Host.before_query`'s injections: system placements around the system prompt, context
+  placements around the last human message. Only the request is changed; nothing is written to
+  the agent's messages, so the scratchpad block never piles up in the history and is fresh on
+  every call, including the first one after LangChain compacted the conversation. (A plugin's
+  one-shot hint, such as a nudge, reaches the one call whose `before_query` produced it.)
+- **Tool calls (seed 004).** Every tool call of the agent, its own tools and the plugins', runs
+  between `Host.before_tool_call` (which may rewrite its arguments, e.g. `{{step1.path}}`, or
+  block it with a `ToolError`, or fail with a `PluginError`: the call does not run and the model
+  reads why) and `Host.after_tool_result` (whose replacement, e.g. the
+  synthetic observation of a large result, is what the model sees and what the state keeps;
+  the call's arguments are the observation's metadata, so a later `{{stepN.path}}` works).
+  Steps are numbered 1, 2, ... per turn, in the order of the model's tool calls.
+- **Replies and compaction.** The run's final reply goes to `Host.after_response`. When a
+  summarization (LangChain's `SummarizationMiddleware`) replaced the history, the next model
+  call first tells the plugins (`Host.after_compaction`), once per summary.
+
+Sync (`invoke`) and async (`ainvoke`) agents are both supported; the async hooks run the host's
+calls on worker threads (the host releases the GIL). Host failures other than a tool's refusal
+are logged (logger `scratchpad.langchain`) and the turn goes on without the plugins'
+contribution, unless the middleware was made with `strict=True`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
+
+try:
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        AgentState,
+        ExtendedModelResponse,
+        ModelRequest,
+        ModelResponse,
+    )
+    from langchain.agents.middleware.types import PrivateStateAttr
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+    from langchain_core.messages.utils import count_tokens_approximately
+    from langchain_core.tools import BaseTool, ToolException
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command
+    from pydantic import Field
+    from typing_extensions import Annotated, NotRequired
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "scratchpad.langchain needs LangChain 1.x: pip install 'scratchpad-host[langchain]'"
+    ) from error
+
+from . import AsyncHost, Host, PluginError, ToolError, Turn
+
+__all__ = ["ScratchpadMiddleware", "ScratchpadState", "api_tool_name"]
+
+logger = logging.getLogger(__name__)
+
+_SESSION = "scratchpad_session"
+_TURN = "scratchpad_turn"
+_COMPACTED = "scratchpad_compacted"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_KEPT_TURNS = 256  # records kept of turns that never reached `after_agent` (a failed run)
+
+
+def api_tool_name(name: str) -> str:
+    """The API-safe form of a plugin's tool name: the major model APIs accept only
+    `^[a-zA-Z0-9_-]{1,64}$`, so every other character becomes `_` and the name is cut at 64
+    (`session.scratchpad` -> `session_scratchpad`)."""
+    return _UNSAFE.sub("_", name)[:64] or "_"
+
+
+class ScratchpadState(AgentState):
+    """The agent state with the middleware's private keys: the host session and turn of the
+    current run, and the id of the last summary the plugins were told about. Private: not part
+    of the agent's input or output, never sent to the model."""
+
+    scratchpad_session: NotRequired[Annotated[str, PrivateStateAttr]]
+    scratchpad_turn: NotRequired[Annotated[str, PrivateStateAttr]]
+    scratchpad_compacted: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
+class _PluginTool(BaseTool):
+    """One tool of the plugins, bound to a turn: runs `Host.call_tool` with the model's
+    arguments. A `ToolError` (or any host failure) is raised as a `ToolException`, which LangChain
+    turns into the tool's error message (`status="error"`) for the model."""
+
+    scratchpad_host: Any = Field(exclude=True)
+    scratchpad_turn: Any = Field(exclude=True)
+    scratchpad_tool: str
+    handle_tool_error: Any = True
+
+    def _run(self, **arguments: Any) -> str:
+        try:
+            return self.scratchpad_host.call_tool(self.scratchpad_turn, self.scratchpad_tool, arguments)
+        except Exception as error:  # the model reads every failure; the run goes on
+            raise ToolException(_describe(error)) from error
+
+    async def _arun(self, **arguments: Any) -> str:
+        return await asyncio.to_thread(self._run, **arguments)
+
+
+@dataclass
+class _TurnRecord:
+    """What the middleware keeps of a running turn: its tool calls' steps (the next one, and
+    each call's by its id) and the context window of its model."""
+
+    next: int = 1
+    by_call: Dict[str, int] = field(default_factory=dict)
+    window: Optional[int] = None
+
+
+@dataclass
+class _PreparedModelCall:
+    request: ModelRequest
+    compacted: Optional[str]  # the summary id to record in the state, when one was counted
+
+    def result(self, response: ModelResponse) -> Union[ModelResponse, ExtendedModelResponse]:
+        if self.compacted is None:
+            return response
+        return ExtendedModelResponse(model_response=response, command=Command(update={_COMPACTED: self.compacted}))
+
+
+@dataclass
+class _PreparedToolCall:
+    request: ToolCallRequest
+    turn: Turn
+    name: str  # the host's name of the tool
+    arguments: Any
+    step: int
+
+
+class ScratchpadMiddleware(AgentMiddleware):
+    """Agent working memory for a LangChain 1.x agent (`create_agent`): the scratchpad host's
+    plugins take part in every model call and tool call of the agent. See the module's
+    documentation for what each hook does.
+
+    Args:
+        host: the host (`scratchpad.Host`, or an `AsyncHost`, whose `Host` is used).
+        context_window: the model's context window in tokens, given to the plugins with each
+            query and reply (context pressure); without it, the model's profile
+            (`max_input_tokens`) when it has one.
+        default_session: the session of runs invoked without a thread id.
+        strict: raise host failures instead of logging them and going on (a tool's refusal
+            is always the tool's error text for the model).
+    """
+
+    state_schema = ScratchpadState
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        context_window: Optional[int] = None,
+        default_session: str = "default",
+        strict: bool = False,
+    ) -> None:
+        super().__init__()
+        self.host = host.host if isinstance(host, AsyncHost) else host
+        self.context_window = context_window
+        self.default_session = default_session
+        self.strict = strict
+        self.tools = []  # the plugins' tools are added per request: they depend on the turn
+        self._lock = threading.Lock()
+        self._guidance: Dict[str, list] = {}
+        self._specs: Dict[str, Any] = {}  # API-safe name -> the plugins' ToolSpec
+        self._turns: "OrderedDict[Tuple[str, str], _TurnRecord]" = OrderedDict()
+        self._fallback_turns: Dict[str, str] = {}
+
+    # -- agent: the turn -------------------------------------------------------------------
+
+    def before_agent(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
+        """Starts a turn: the thread's session (opened on first sight) and a new turn id, kept
+        in the state's private keys."""
+        session = self._thread_session(runtime)
+        self._session_guidance(session)
+        return {_SESSION: session, _TURN: f"lc-{uuid.uuid4().hex}"}
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
+        """`before_agent` on a worker thread."""
+        return await asyncio.to_thread(self.before_agent, state, runtime)
+
+    def after_agent(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
+        """Ends the turn: its final reply (the last AI message's text) to `Host.after_response`."""
+        session, turn_id = self._turn_of(state, runtime)
+        messages = _messages(state)
+        text = next((_text(m.content) for m in reversed(messages) if isinstance(m, AIMessage)), "")
+        with self._lock:
+            record = self._turns.pop((session, turn_id), None)
+        window = record.window if record is not None else None
+        turn = Turn(session, turn_id, _count_tokens(messages), self.context_window or window)
+        self._quietly("after_response", self.host.after_response, turn, text)
+        return None
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
+        """`after_agent` on a worker thread."""
+        return await asyncio.to_thread(self.after_agent, state, runtime)
+
+    # -- model calls: injections and tools -------------------------------------------------
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> Union[ModelResponse, ExtendedModelResponse]:
+        """Calls the model with the plugins' injections and tools added to this request only
+        (the agent's messages are left as they are), after telling the plugins about a new
+        summary of the history."""
+        prepared = self._prepare_model_call(request)
+        return prepared.result(handler(prepared.request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Union[ModelResponse, ExtendedModelResponse]:
+        """`wrap_model_call` for async agents: the host's calls run on a worker thread."""
+        prepared = await asyncio.to_thread(self._prepare_model_call, request)
+        return prepared.result(await handler(prepared.request))
+
+    def _prepare_model_call(self, request: ModelRequest) -> _PreparedModelCall:
+        session, turn_id = self._turn_of(request.state, request.runtime)
+        turn = Turn(session, turn_id)
+        window = self.context_window or _profile_window(request.model)
+        if window:
+            with self._lock:
+                self._record(session, turn_id).window = window
+
+        compacted = None
+        summary = _latest_summary(request.messages)
+        if summary is not None and summary != _state_get(request.state, _COMPACTED):
+            self._quietly("after_compaction", self.host.after_compaction, turn)
+            compacted = summary
+
+        guidance = self._session_guidance(session)
+        at, human = _last_human(request.messages)
+        message = _text(human.content) if human is not None else ""
+        system = [request.system_message] if request.system_message is not None else []
+        tokens = _count_tokens(system + list(request.messages))
+        prompt = self._quietly("before_query", self.host.before_query, Turn(session, turn_id, tokens, window), message)
+        injections = list(guidance) + list(getattr(prompt, "injections", None) or [])
+
+        overrides: Dict[str, Any] = {}
+        before_system, after_system = _placed(injections, "prepend-system"), _placed(injections, "append-system")
+        before_context, after_context = _placed(injections, "prepend-context"), _placed(injections, "append-context")
+        if human is not None and (before_context or after_context):
+            messages = list(request.messages)
+            messages[at] = human.model_copy(update={"content": _around(human.content, before_context, after_context)})
+            overrides["messages"] = messages
+        elif human is None:  # no human message to put them around: the system prompt takes them
+            after_system = _join([after_system, before_context, after_context])
+        if before_system or after_system:
+            overrides["system_message"] = _system_around(request.system_message, before_system, after_system)
+
+        tools = self._plugin_tools(turn, request.tools)
+        if tools:
+            overrides["tools"] = list(request.tools) + tools
+        return _PreparedModelCall(request.override(**overrides) if overrides else request, compacted)
+
+    def _plugin_tools(self, turn: Turn, present: List[Any]) -> List[BaseTool]:
+        """The plugins' tools offered in `turn`, as agent tools, except a name already taken."""
+        specs = self._quietly("tools", self.host.tools, turn, default=[])
+        taken = {_tool_name(t) for t in present}
+        tools = []
+        for spec in specs:
+            name = self._register(spec)
+            if name is None or name in taken:
+                continue
+            taken.add(name)
+            tools.append(self._bind(spec, name, turn))
+        return tools
+
+    def _register(self, spec: Any) -> Optional[str]:
+        """Remembers the API-safe name of a plugin tool; None when it collides with another's."""
+        name = api_tool_name(spec.name)
+        with self._lock:
+            known = self._specs.get(name)
+            if known is not None and known.name != spec.name:
+                logger.warning(
+                    "scratchpad: tools %r and %r both map to the API name %r; only %r is offered",
+                    known.name, spec.name, name, known.name,
+                )
+                return None
+            self._specs[name] = spec
+        return name
+
+    def _bind(self, spec: Any, name: str, turn: Turn) -> BaseTool:
+        parameters = spec.parameters if isinstance(spec.parameters, dict) and spec.parameters else {"type": "object"}
+        return _PluginTool(
+            name=name,
+            description=spec.description or spec.name,
+            args_schema=parameters,
+            scratchpad_host=self.host,
+            scratchpad_turn=turn,
+            scratchpad_tool=spec.name,
+        )
+
+    # -- tool calls: before_tool_call and after_tool_result --------------------------------
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Union[ToolMessage, Command]]
+    ) -> Union[ToolMessage, Command]:
+        """Runs a tool call between `Host.before_tool_call` and `Host.after_tool_result`; runs
+        the plugins' own tools with `Host.call_tool`."""
+        prepared = self._prepare_tool_call(request)
+        if isinstance(prepared, ToolMessage):
+            return prepared
+        return self._finish_tool_call(prepared, handler(prepared.request))
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[Union[ToolMessage, Command]]],
+    ) -> Union[ToolMessage, Command]:
+        """`wrap_tool_call` for async agents: the host's calls run on a worker thread."""
+        prepared = await asyncio.to_thread(self._prepare_tool_call, request)
+        if isinstance(prepared, ToolMessage):
+            return prepared
+        result = await handler(prepared.request)
+        return await asyncio.to_thread(self._finish_tool_call, prepared, result)
+
+    def _prepare_tool_call(self, request: ToolCallRequest) -> Union[_PreparedToolCall, ToolMessage]:
+        call = request.tool_call
+        session, turn_id = self._turn_of(request.state, request.runtime)
+        turn = Turn(session, turn_id)
+        name = call["name"]
+        if request.tool is None:  # not one of the agent's tools: a plugin's (by either name)?
+            spec = self._spec(api_tool_name(name), turn)
+            if spec is not None:
+                name = spec.name
+                request = request.override(tool=self._bind(spec, call["name"], turn))
+        step = self._step(session, turn_id, call, request.state)
+        arguments = call.get("args") or {}
+        try:
+            rewritten = self.host.before_tool_call(turn, name, arguments, step)
+        except (ToolError, PluginError) as error:  # blocked: the model reads why
+            return ToolMessage(
+                content=_describe(error), tool_call_id=call["id"], name=call["name"], status="error"
+            )
+        except Exception:
+            if self.strict:
+                raise
+            logger.exception("scratchpad: before_tool_call of %s failed", name)
+            rewritten = arguments
+        if rewritten != arguments:
+            request = request.override(tool_call={**call, "args": rewritten})
+        return _PreparedToolCall(request, turn, name, rewritten, step)
+
+    def _spec(self, name: str, turn: Turn) -> Optional[Any]:
+        """The plugin tool offered as `name`, looked up again in `turn` when not seen yet."""
+        with self._lock:
+            spec = self._specs.get(name)
+        if spec is None:
+            for candidate in self._quietly("tools", self.host.tools, turn, default=[]):
+                if self._register(candidate) == name:
+                    spec = candidate
+        return spec
+
+    def _finish_tool_call(self, prepared: _PreparedToolCall, result: Any) -> Any:
+        if isinstance(result, ToolMessage):
+            return self._observed(prepared, result)
+        update = getattr(result, "update", None)
+        if isinstance(result, Command) and isinstance(update, dict) and isinstance(update.get("messages"), list):
+            call_id = prepared.request.tool_call["id"]
+            messages = [
+                self._observed(prepared, m) if isinstance(m, ToolMessage) and m.tool_call_id == call_id else m
+                for m in update["messages"]
+            ]
+            return replace(result, update={**update, "messages": messages})
+        return result
+
+    def _observed(self, prepared: _PreparedToolCall, message: ToolMessage) -> ToolMessage:
+        """The tool's message as the model should see it: `Host.after_tool_result`'s
+        replacement when there is one (media-only results are left alone)."""
+        text = _tool_text(message.content)
+        if text is None:
+            return message
+        metadata = prepared.arguments if isinstance(prepared.arguments, dict) else None
+        replacement = self._quietly(
+            "after_tool_result",
+            self.host.after_tool_result,
+            prepared.turn,
+            prepared.name,
+            prepared.arguments,
+            prepared.step,
+            text,
+            metadata,
+        )
+        if replacement is None:
+            return message
+        return message.model_copy(update={"content": replacement})
+
+    def _step(self, session: str, turn_id: str, call: Dict[str, Any], state: Any) -> int:
+        """The call's step in its turn: the model's tool calls are numbered in their order in
+        its message, whatever order their (parallel) executions start in."""
+        call_id = call.get("id")
+        with self._lock:
+            steps = self._record(session, turn_id)
+            if call_id is not None and call_id in steps.by_call:
+                return steps.by_call[call_id]
+            if call_id is not None:
+                for message in reversed(_messages(state)):
+                    calls = getattr(message, "tool_calls", None) or []
+                    if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in calls):
+                        for c in calls:
+                            if c.get("id") is not None and c["id"] not in steps.by_call:
+                                steps.by_call[c["id"]] = steps.next
+                                steps.next += 1
+                        return steps.by_call[call_id]
+            step = steps.next
+            steps.next += 1
+            if call_id is not None:
+                steps.by_call[call_id] = step
+            return step
+
+    def _record(self, session: str, turn_id: str) -> _TurnRecord:
+        """The running turn's record (the caller holds the lock)."""
+        key = (session, turn_id)
+        record = self._turns.get(key)
+        if record is None:
+            record = self._turns[key] = _TurnRecord()
+            while len(self._turns) > _KEPT_TURNS:
+                self._turns.popitem(last=False)
+        return record
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def _thread_session(self, runtime: Any = None) -> str:
+        """The session of the running graph: its thread id, else `default_session`."""
+        thread = None
+        config = getattr(runtime, "config", None)  # a ToolRuntime carries its config
+        if config is None:
+            try:
+                from langgraph.config import get_config
+
+                config = get_config()
+            except RuntimeError:
+                config = None
+        if isinstance(config, dict):
+            thread = (config.get("configurable") or {}).get("thread_id")
+        if thread is None:
+            thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+        return str(thread) if thread is not None and str(thread) else self.default_session
+
+    def _turn_of(self, state: Any, runtime: Any = None) -> Tuple[str, str]:
+        """The run's session and turn, as `before_agent` put them in the state."""
+        session = _state_get(state, _SESSION) or self._thread_session(runtime)
+        turn_id = _state_get(state, _TURN)
+        if not turn_id:  # a graph run without before_agent: one turn per session and process
+            with self._lock:
+                turn_id = self._fallback_turns.setdefault(session, f"lc-{uuid.uuid4().hex}")
+        return session, turn_id
+
+    def _session_guidance(self, session: str) -> list:
+        """The session's standing guidance; the session is opened (created when missing) the
+        first time this middleware sees it."""
+        with self._lock:
+            guidance = self._guidance.get(session)
+        if guidance is None:
+            guidance = self._quietly("open_session", self.host.open_session, session)
+            if guidance is None:
+                return []
+            with self._lock:
+                self._guidance[session] = guidance
+        return guidance
+
+    def _quietly(self, hook: str, method: Callable[..., Any], *args: Any, default: Any = None) -> Any:
+        """A host call whose failure is logged (raised when `strict`): the turn goes on without
+        the plugins' contribution."""
+        try:
+            return method(*args)
+        except Exception:
+            if self.strict:
+                raise
+            logger.exception("scratchpad: %s failed", hook)
+            return default
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _describe(error: BaseException) -> str:
+    """An error as the model should read it: a tool's refusal is its message."""
+    if isinstance(error, ToolError):
+        return getattr(error, "message", None) or str(error)
+    return str(error) or type(error).__name__
+
+
+def _state_get(state: Any, key: str) -> Any:
+    if isinstance(state, dict):
+        return state.get(key)
+    return getattr(state, key, None)
+
+
+def _messages(state: Any) -> List[AnyMessage]:
+    messages = _state_get(state, "messages")
+    return list(messages) if isinstance(messages, list) else []
+
+
+def _text(content: Any) -> str:
+    """The text of a message's content (a string, or content blocks)."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "\n".join(parts)
+
+
+def _tool_text(content: Any) -> Optional[str]:
+    """A tool result's text for `after_tool_result`; None when it has no text (media only)."""
+    if isinstance(content, str):
+        return content
+    text = _text(content)
+    return text if text else None
+
+
+def _join(parts: List[str]) -> str:
+    return "\n\n".join(p for p in parts if p)
+
+
+def _placed(injections: list, placement: str) -> str:
+    """The texts of one placement, joined as `Prompt.text` joins them."""
+    return _join([i.text for i in injections if i.placement == placement and i.text])
+
+
+def _around(content: Any, before: str, after: str) -> Any:
+    """`content` with `before` and `after` around it, as `Prompt.render` puts them."""
+    if isinstance(content, str):
+        return _join([before, content, after])
+    blocks = list(content or [])
+    if before:
+        blocks.insert(0, {"type": "text", "text": before})
+    if after:
+        blocks.append({"type": "text", "text": after})
+    return blocks
+
+
+def _system_around(message: Optional[SystemMessage], before: str, after: str) -> SystemMessage:
+    if message is None:
+        return SystemMessage(content=_join([before, after]))
+    return message.model_copy(update={"content": _around(message.content, before, after)})
+
+
+def _last_human(messages: List[AnyMessage]) -> Tuple[int, Optional[HumanMessage]]:
+    for at in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[at], HumanMessage):
+            return at, messages[at]
+    return -1, None
+
+
+def _latest_summary(messages: List[AnyMessage]) -> Optional[str]:
+    """The id of the newest summary `SummarizationMiddleware` put in the history, if any."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) and (message.additional_kwargs or {}).get("lc_source") == "summarization":
+            if message.id:
+                return str(message.id)
+            return hashlib.sha256(_text(message.content).encode()).hexdigest()
+    return None
+
+
+def _tool_name(tool: Any) -> Optional[str]:
+    if isinstance(tool, BaseTool):
+        return tool.name
+    if isinstance(tool, dict):
+        return tool.get("name") or (tool.get("function") or {}).get("name")
+    return getattr(tool, "__name__", None)
+
+
+def _count_tokens(messages: List[Any]) -> Optional[int]:
+    try:
+        return int(count_tokens_approximately(messages))
+    except Exception:  # an unusual message: no pressure figure this time
+        return None
+
+
+def _profile_window(model: Any) -> Optional[int]:
+    profile = getattr(model, "profile", None)
+    window = profile.get("max_input_tokens") if isinstance(profile, dict) else None
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
