@@ -186,6 +186,8 @@ def test_a_session_across_compaction_offload_and_read_back(host):
     request = model.requests[0]
     assert isinstance(request[0], SystemMessage)
     assert request[0].content.startswith("You are a coding agent.") and "## Session Scratchpad" in request[0].content
+    assert "session_scratchpad" in request[0].content and "session.scratchpad" not in request[0].content, \
+        "the guidance names the tool as the model is offered it"
     assert "session_scratchpad" in model.offered[0] and "session.scratchpad" not in model.offered[0]
     assert "scratchpad_read" not in model.offered[0], "nothing offloaded in the turn yet"
     after_plan = last_human(model.requests[1])

@@ -253,13 +253,18 @@ class ScratchpadMiddleware(AgentMiddleware):
             self._quietly("after_compaction", self.host.after_compaction, turn)
             compacted = summary
 
+        # The tools first: their names as the model sees them go into the injected texts.
+        tools = self._plugin_tools(turn, request.tools)
         guidance = self._session_guidance(session)
         at, human = _last_human(request.messages)
         message = _text(human.content) if human is not None else ""
         system = [request.system_message] if request.system_message is not None else []
         tokens = _count_tokens(system + list(request.messages))
         prompt = self._quietly("before_query", self.host.before_query, Turn(session, turn_id, tokens, window), message)
-        injections = list(guidance) + list(getattr(prompt, "injections", None) or [])
+        injections = [
+            replace(i, text=self._model_names(i.text))
+            for i in list(guidance) + list(getattr(prompt, "injections", None) or [])
+        ]
 
         overrides: Dict[str, Any] = {}
         before_system, after_system = _placed(injections, "prepend-system"), _placed(injections, "append-system")
@@ -273,10 +278,20 @@ class ScratchpadMiddleware(AgentMiddleware):
         if before_system or after_system:
             overrides["system_message"] = _system_around(request.system_message, before_system, after_system)
 
-        tools = self._plugin_tools(turn, request.tools)
         if tools:
             overrides["tools"] = list(request.tools) + tools
         return _PreparedModelCall(request.override(**overrides) if overrides else request, compacted)
+
+    def _model_names(self, text: str) -> str:
+        """`text` with each plugin tool's name as the model is offered it (`session.scratchpad`
+        as `session_scratchpad`): a whole-word mention only, one pass."""
+        with self._lock:
+            renamed = {spec.name: name for name, spec in self._specs.items() if spec.name != name}
+        if not renamed:
+            return text
+        names = sorted(renamed, key=len, reverse=True)
+        pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])(?!\.\w)")
+        return pattern.sub(lambda m: renamed[m.group(1)], text)
 
     def _plugin_tools(self, turn: Turn, present: List[Any]) -> List[BaseTool]:
         """The plugins' tools offered in `turn`, as agent tools, except a name already taken."""
