@@ -214,6 +214,28 @@ impl NativeHost {
         run(py, async move { host.after_compaction(&turn).await })
     }
 
+    /// For the binding's benchmark (`bindings/python/bench.py`): the same operation as
+    /// `before_query(turn, argument)` (`op = "before_query"`) or `call_tool(turn,
+    /// "session.scratchpad", argument)` (`op = "call_tool"`) `n` times, timed in Rust with no
+    /// Python in between: each call's nanoseconds.
+    fn _time_in_rust(&self, py: Python<'_>, op: &str, turn: &str, argument: String, n: u32) -> PyResult<Vec<u64>> {
+        let turn: TurnContext = parse("turn", turn)?;
+        let host = &self.host;
+        let op = op.to_owned();
+        run(py, async move {
+            let mut times = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let start = std::time::Instant::now();
+                match op.as_str() {
+                    "before_query" => drop(host.before_query(&turn, &argument).await?),
+                    _ => drop(host.call_tool(&turn, "session.scratchpad", &argument).await?),
+                }
+                times.push(start.elapsed().as_nanos() as u64);
+            }
+            Ok(times)
+        })
+    }
+
     /// The session and every plugin's stored state (text values as text), as JSON.
     fn show(&self, py: Python<'_>, session: String) -> PyResult<String> {
         let host = &self.host;
