@@ -12,26 +12,10 @@ import time
 import pytest
 
 import scratchpad
+from conftest import big_log
 from scratchpad import Host, PluginTimeout, Prompt, ToolError, Turn
 
 PLAN = {"action": "set_plan", "content": "1. PY-PLAN-7\n2. test it"}
-
-
-def big_log():
-    """Seed 004's log: exactly 89,042 bytes."""
-    lines = []
-    for i in range(2095):
-        level = "ERROR" if i % 100 == 50 else "INFO"
-        t = 10 * 3600 + i + 1
-        lines.append(f"{level} 2026-04-26 {t // 3600:02}:{t // 60 % 60:02}:{t % 60:02} event number {i}\n")
-    log = "".join(lines) + "ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT\n"
-    assert len(log) == 89_042
-    return log
-
-
-@pytest.fixture
-def host(tmp_path):
-    return Host.open(str(tmp_path / "agent.db"))
 
 
 def test_a_whole_session_through_every_method(host):
