@@ -11,6 +11,8 @@ const COMPONENTS: &[Component] = &[
     Component { constant: "FUTURE", package: "future-component" },
     // A hostile plugin against the raw WIT (no SDK): host work on its behalf, terminal spoofing.
     Component { constant: "HOSTILE", package: "hostile-component" },
+    // A plugin of the frozen 0.1.0 contract: no `permissions` export.
+    Component { constant: "LEGACY", package: "legacy-component" },
 ];
 
 fn main() {

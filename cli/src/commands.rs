@@ -1,11 +1,9 @@
 //! One function per subcommand. Each opens a fresh host on the database.
 
-use std::sync::Arc;
-
 use anyhow::Context;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use scratchpad_host::{Host, Location, Observation, Origin, Placement, ToolCall, TurnContext};
+use scratchpad_host::{Host, Location, Observation, Origin, Placement, PluginSpec, ToolCall, TurnContext};
 use serde_json::json;
 
 use crate::output::print_json;
@@ -16,7 +14,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
     let global = cli.global;
     match cli.command {
         Command::Demo => crate::demo::run(&global).await,
-        Command::Inspect { file } => inspect(&global, &file).await,
+        Command::Inspect { source } => inspect(&global, &source).await,
         Command::Plugins => plugins(&open(&global).await?, &global),
         Command::Session(SessionCommand::Create { session, fork, spawn, copy }) => {
             let origin = match (fork, spawn) {
@@ -142,6 +140,10 @@ fn plugins(host: &Host, global: &Global) -> anyhow::Result<()> {
             "{}  (timeout {} ms, memory {} bytes, storage quota {} bytes, output cap {} bytes)",
             plugin.name, plugin.call_timeout_ms, plugin.memory_bytes, plugin.storage_quota_bytes, plugin.output_bytes
         );
+        let signed = plugin.signed_by.as_deref().map(|p| format!(", signed by `{}`", terminal::line(p)));
+        println!("  {}{}", plugin.identity, signed.unwrap_or_default());
+        let grants = if plugin.grants.is_empty() { "none".to_owned() } else { plugin.grants.join(", ") };
+        println!("  powers: {grants}");
         for tool in plugin.tools {
             println!("  {:<22} {}", tool.name, terminal::line(first_line(&tool.description)));
         }
@@ -345,20 +347,44 @@ async fn observe(
     Ok(())
 }
 
-async fn inspect(global: &Global, file: &std::path::Path) -> anyhow::Result<()> {
-    let bytes: Arc<[u8]> = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?.into();
-    let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let cache_dir = global.host_config()?.cache_dir;
-    let report = scratchpad_host::inspect(&name, bytes, json!({}), cache_dir.as_deref()).await?;
+async fn inspect(global: &Global, source: &str) -> anyhow::Result<()> {
+    let config = global.host_config()?;
+    // The configuration's own entry for this source (its policy, grants, name), if it has one.
+    let spec = PluginSpec::parse_source(source, std::path::Path::new(".")).map_err(anyhow::Error::msg)?;
+    let spec = config.plugins.iter().find(|p| p.name == spec.name).cloned().unwrap_or(spec);
+    let name = spec.name.clone();
+    let report = scratchpad_host::inspect(spec, &config).await?;
+    let requested = report.requested.as_ref().map(|names| names.join(", "));
     if global.json {
         let plugin = match &report.plugin {
             Ok(tools) => json!({ "ok": true, "tools": tools }),
             Err(message) => json!({ "ok": false, "error": message }),
         };
-        print_json(
-            &json!({ "ok": report.plugin.is_ok(), "imports": report.imports, "exports": report.exports, "plugin": plugin }),
-        );
+        let signature = match &report.signature {
+            Ok(publisher) => json!({ "ok": true, "publisher": publisher }),
+            Err(message) => json!({ "ok": false, "error": message }),
+        };
+        print_json(&json!({
+            "ok": report.plugin.is_ok(),
+            "identity": report.identity,
+            "requested": report.requested,
+            "signature": signature,
+            "imports": report.imports,
+            "exports": report.exports,
+            "plugin": plugin,
+        }));
     } else {
+        println!("identity: {}", report.identity);
+        match &requested {
+            Some(names) if names.is_empty() => println!("asks for: no power"),
+            Some(names) => println!("asks for: {names}"),
+            None => println!("asks for: (a 0.1.0 component: it cannot ask; it holds what its configuration grants)"),
+        }
+        match &report.signature {
+            Ok(Some(publisher)) => println!("signature: verified, by publisher `{}`", terminal::line(publisher)),
+            Ok(None) => println!("signature: not checked (loaded unsigned by its configuration)"),
+            Err(message) => println!("signature: would be refused: {}", terminal::line(message)),
+        }
         println!("imports:");
         report.imports.iter().for_each(|i| println!("  {}", terminal::line(i)));
         println!("exports:");

@@ -13,11 +13,12 @@ mod output;
 mod serve;
 mod sessions;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use scratchpad_host::{DATABASE_URL_ENV, HostConfig, Location, PluginSpec};
+use scratchpad_host::{DATABASE_URL_ENV, Grants, HostConfig, Location, PluginSpec, SignaturePolicy};
 
 /// Agent working memory as sandboxed WebAssembly plugins.
 #[derive(Parser)]
@@ -39,9 +40,21 @@ struct Global {
     /// Host configuration file (TOML) [default: $SCRATCHPAD_CONFIG]
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Load this component after the configured plugins (repeatable)
-    #[arg(long = "plugin", global = true, value_name = "FILE.wasm")]
-    plugins: Vec<PathBuf>,
+    /// Load this component after the configured plugins: a file, or oci://HOST/REPO:TAG or
+    /// …@sha256:DIGEST (repeatable). It holds no power until --grant, and needs a publisher's
+    /// signature unless --allow-unsigned
+    #[arg(long = "plugin", global = true, value_name = "FILE.wasm|oci://REF")]
+    plugins: Vec<String>,
+    /// Grant plugin NAME these powers, comma-separated, e.g. `redactor=read-tool-traffic,rewrite-tool-calls`
+    /// (repeatable; replaces the configuration's grants for NAME; docs/security.md lists them)
+    #[arg(long = "grant", global = true, value_name = "NAME=POWERS")]
+    grants: Vec<String>,
+    /// Load plugin NAME without checking its signature (repeatable)
+    #[arg(long = "allow-unsigned", global = true, value_name = "NAME")]
+    unsigned: Vec<String>,
+    /// Trust signatures by this publisher's OpenSSH public key file (repeatable)
+    #[arg(long = "publisher", global = true, value_name = "NAME=KEY.pub")]
+    publishers: Vec<String>,
     /// Print machine-readable JSON on stdout (errors too)
     #[arg(long, global = true)]
     json: bool,
@@ -147,10 +160,11 @@ enum Command {
     },
     /// List the loaded plugins with their tools and limits
     Plugins,
-    /// Show a component's imports, exports and declared tools
+    /// Show a component's identity, the powers it asks for, its signature, imports, exports and tools
     Inspect {
-        /// The component file
-        file: PathBuf,
+        /// The component: a file, or oci://HOST/REPO:TAG or …@sha256:DIGEST
+        #[arg(value_name = "FILE.wasm|oci://REF")]
+        source: String,
     },
 }
 
@@ -206,8 +220,54 @@ impl Global {
         } else if let Some(url) = std::env::var(DATABASE_URL_ENV).ok().filter(|v| !v.is_empty()) {
             config.database = Location::parse(&url);
         }
-        config.plugins.extend(self.plugins.iter().map(PluginSpec::file));
+        for source in &self.plugins {
+            config.plugins.push(PluginSpec::parse_source(source, Path::new(".")).map_err(anyhow::Error::msg)?);
+        }
+        self.apply_trust(&mut config)?;
         Ok(config)
+    }
+
+    /// Applies `--publisher`, `--grant` and `--allow-unsigned` to the configured plugins.
+    fn apply_trust(&self, config: &mut HostConfig) -> anyhow::Result<()> {
+        for publisher in &self.publishers {
+            let (name, file) = split_pair("--publisher", publisher)?;
+            let key = std::fs::read_to_string(file).with_context(|| format!("--publisher {name}: reading {file}"))?;
+            let publisher = scratchpad_host::supply::signature::Publisher::parse(name, key.trim())
+                .map_err(|e| anyhow::anyhow!("--publisher {name}: {e}"))?;
+            config.publishers.push(publisher);
+        }
+        let plugin = |flag: &str, name: &str| -> anyhow::Result<usize> {
+            let names: Vec<&str> = config.plugins.iter().map(|p| p.name.as_str()).collect();
+            names.iter().position(|n| *n == name).ok_or_else(|| {
+                anyhow::anyhow!("{flag} {name}: no plugin is named `{name}` (loaded: {})", names.join(", "))
+            })
+        };
+        let mut grants = Vec::new();
+        for grant in &self.grants {
+            let (name, powers) = split_pair("--grant", grant)?;
+            let granted = Grants::parse(powers.split(',').filter(|p| !p.trim().is_empty()))
+                .map_err(|e| anyhow::anyhow!("--grant {name}: {e}"))?;
+            grants.push((plugin("--grant", name)?, granted));
+        }
+        let mut unsigned = Vec::new();
+        for name in &self.unsigned {
+            unsigned.push(plugin("--allow-unsigned", name)?);
+        }
+        for (index, granted) in grants {
+            config.plugins[index].grants = granted;
+        }
+        for index in unsigned {
+            config.plugins[index].signature = SignaturePolicy::Unsigned;
+        }
+        Ok(())
+    }
+}
+
+/// `NAME=VALUE` of a flag, or a usage error naming the flag.
+fn split_pair<'a>(flag: &str, text: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name, value)),
+        _ => anyhow::bail!("{flag} takes NAME=VALUE, not `{text}`"),
     }
 }
 

@@ -141,9 +141,27 @@ fn every_bad_command_line_gets_a_clear_error_and_changes_nothing() {
         ("inspect a text file", args(&["inspect", text_file]), 3, "not a WebAssembly file"),
         (
             "plugin a core module",
-            args(&["--plugin", core, "session", "list"]),
+            args(&["--plugin", core, "--allow-unsigned", "core", "session", "list"]),
             3,
             "core WebAssembly module, not a component",
+        ),
+        (
+            "plugin an unsigned file",
+            args(&["--plugin", core, "session", "list"]),
+            3,
+            "its signature was not accepted: no signature",
+        ),
+        (
+            "grant an unknown power",
+            args(&["--plugin", core, "--grant", "core=root", "session", "list"]),
+            1,
+            "unknown power(s) `root`",
+        ),
+        (
+            "grant to no plugin",
+            args(&["--grant", "nobody=inject", "session", "list"]),
+            1,
+            "no plugin is named `nobody`",
         ),
         (
             "plugin a missing file",

@@ -25,12 +25,14 @@ fn plugin_text_is_escaped_and_attributed_in_every_human_output() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
     let config = dir.path().join("config.toml");
+    // Built here and trusted: unsigned, granted every power it asks for.
+    let all = scratchpad_host::Grants::ALL.names();
     // A description with an escape sequence, loaded beside the default plugins.
     std::fs::write(
         &config,
         format!(
             "[[plugin]]\nname = \"scratchpad\"\n[[plugin]]\nname = \"hostile\"\npath = {HOSTILE_PATH:?}\n\
-             [plugin.config]\ndescription = \"title\\u001b]0;owned\\u0007 and\\rover\"\n"
+             allow_unsigned = true\ngrants = {all:?}\n[plugin.config]\ndescription = \"title\\u001b]0;owned\\u0007 and\\rover\"\n"
         ),
     )
     .unwrap();

@@ -42,7 +42,9 @@ fn warm_cache(python: &Path, js: &Path) {
     WARM.call_once(|| {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("warm.db");
-        succeeded(scratchpad(&["--db", str_of(&db), "--plugin", str_of(python), "--plugin", str_of(js), "plugins"]));
+        let mut args = vec!["--db".to_owned(), str_of(&db).to_owned(), "plugins".to_owned()];
+        args.extend(third_party::trusted_flags(str_of(python), str_of(js)));
+        succeeded(scratchpad(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     });
 }
 
@@ -55,8 +57,9 @@ fn plugin_flags_load_both_beside_the_defaults_and_plugins_lists_their_tools_and_
     let dir = tempfile::tempdir().unwrap();
     let (python, js) = components(dir.path());
     let db = dir.path().join("cli.db");
-    let args = ["--json", "--db", str_of(&db), "--plugin", str_of(&python), "--plugin", str_of(&js), "plugins"];
-    let listed = json_of(&succeeded(scratchpad(&args)));
+    let mut args = vec!["--json".to_owned(), "--db".to_owned(), str_of(&db).to_owned(), "plugins".to_owned()];
+    args.extend(third_party::trusted_flags(str_of(&python), str_of(&js)));
+    let listed = json_of(&succeeded(scratchpad(&args.iter().map(String::as_str).collect::<Vec<_>>())));
     let plugins = listed["plugins"].as_array().unwrap();
     let names: Vec<&str> = plugins.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(&names[names.len() - 2..], ["redactor", "todo"], "appended after the defaults: {names:?}");
@@ -69,24 +72,42 @@ fn plugin_flags_load_both_beside_the_defaults_and_plugins_lists_their_tools_and_
     for plugin in [redactor, todo] {
         assert_eq!(plugin["call_timeout_ms"], 500, "the default deadline: {plugin}");
         assert_eq!(plugin["memory_bytes"], 64 << 20, "the default memory cap: {plugin}");
+        assert_eq!(plugin["signed_by"], Value::Null, "loaded unsigned: {plugin}");
     }
+    let powers = |plugin: &Value| {
+        plugin["grants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert_eq!(powers(redactor), third_party::REDACTOR_POWERS, "it holds what it asked for");
+    assert_eq!(powers(todo), third_party::TODO_POWERS);
 }
 
 #[test]
 fn inspect_shows_each_components_imports_exports_and_declared_tools() {
     let dir = tempfile::tempdir().unwrap();
     let (python, js) = components(dir.path());
-    for (file, tool) in [(&python, "redactor.stats"), (&js, "todo")] {
+    for (file, tool, powers) in
+        [(&python, "redactor.stats", third_party::REDACTOR_POWERS), (&js, "todo", third_party::TODO_POWERS)]
+    {
         let report = json_of(&succeeded(scratchpad(&["--json", "inspect", str_of(file)])));
         assert_eq!(report["ok"], true, "{report}");
         let list = |key: &str| report[key].as_array().unwrap().iter().map(|v| v.to_string()).collect::<Vec<_>>();
         let (imports, exports) = (list("imports").join(" "), list("exports").join(" "));
-        assert!(imports.contains("scratchpad:plugin/storage@0.1.0"), "{imports}");
-        assert!(imports.contains("scratchpad:plugin/tokens@0.1.0"), "{imports}");
-        for interface in ["lifecycle", "hooks", "tools"] {
-            assert!(exports.contains(&format!("scratchpad:plugin/{interface}@0.1.0")), "{exports}");
+        assert!(imports.contains("scratchpad:plugin/storage@0.1.1"), "{imports}");
+        assert!(imports.contains("scratchpad:plugin/tokens@0.1.1"), "{imports}");
+        for interface in ["lifecycle", "hooks", "tools", "permissions"] {
+            assert!(exports.contains(&format!("scratchpad:plugin/{interface}@0.1.1")), "{exports}");
         }
         assert_eq!(report["plugin"]["tools"][0]["name"], tool, "{report}");
+        let asked: Vec<&str> = report["requested"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+        assert_eq!(asked.join(","), powers, "{report}");
+        let refusal = report["signature"]["error"].as_str().unwrap_or_default();
+        assert!(refusal.contains("no signature"), "an unsigned file would be refused: {report}");
     }
 }
 
@@ -106,6 +127,8 @@ name = "scratchpad"
 [[plugin]]
 name = "redactor"
 path = "redactor.wasm"
+allow_unsigned = true
+grants = ["guidance", "read-tool-traffic", "rewrite-tool-calls", "block-tool-calls", "storage", "tokens", "log", "config"]
 [plugin.config]
 mode = "block"
 [plugin.limits]   # wall-clock deadline; the suite runs on a loaded 2-core machine
@@ -114,6 +137,8 @@ call_timeout_ms = 5000
 [[plugin]]
 name = "todo"
 path = "todo.wasm"
+allow_unsigned = true
+grants = ["guidance", "inject", "storage", "tokens", "log", "config"]
 [plugin.config]
 placement = "prepend-context"
 [plugin.limits]

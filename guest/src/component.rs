@@ -3,8 +3,8 @@
 //! runs in a fresh instance).
 
 use scratchpad_plugin_sdk::{
-    HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, SessionInfo, SessionSetup, ToolError, ToolOutput,
-    ToolSpec, Turn, export_plugin,
+    HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, Power, SessionInfo, SessionSetup, ToolError,
+    ToolOutput, ToolSpec, Turn, export_plugin,
 };
 
 use crate::{Config, Scratchpad};
@@ -25,6 +25,16 @@ fn with<R>(fallback: R, f: impl FnOnce(&mut Scratchpad<'_, HostStorage, HostToke
 }
 
 impl Plugin for Component {
+    const POWERS: &'static [Power] = &[
+        Power::Guidance,
+        Power::Inject,
+        Power::CompactionWarnings,
+        Power::Storage,
+        Power::Tokens,
+        Power::Log,
+        Power::Config,
+    ];
+
     fn load() -> Result<Manifest, String> {
         Config::from_json(&scratchpad_plugin_sdk::config()).map(|config| crate::manifest(&config))
     }

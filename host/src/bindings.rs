@@ -9,7 +9,7 @@
 
 wasmtime::component::bindgen!({
     path: "../wit",
-    world: "scratchpad:plugin/plugin",
+    world: "scratchpad:plugin/plugin-core",
     imports: {
         "scratchpad:plugin/blobs.store": async | trappable,
         "scratchpad:plugin/blobs.stat": async | trappable,
@@ -28,3 +28,7 @@ wasmtime::component::bindgen!({
 });
 
 pub(crate) use scratchpad::plugin::types as wit;
+
+/// The generated world is `plugin-core` (the contract without `permissions`, which the host
+/// looks up by name): the rest of the host calls it what it is, a plugin.
+pub(crate) use {PluginCore as Plugin, PluginCorePre as PluginPre};

@@ -25,10 +25,17 @@
 //!
 //! [[plugin]]
 //! name = "my-policy"
-//! path = "plugins/my_policy.wasm"   # relative to the config file
-//! upgrade = true           # once, when a new build of it should keep its stored data
+//! path = "plugins/my_policy.wasm"   # relative to the config file, or oci://HOST/REPO:TAG|@sha256:…
+//! grants = ["inject", "storage"]    # the powers it may hold (docs/security.md); default: none
+//! publisher = "acme"       # signed by this [[publisher]]'s key (default: any of them)
+//! # allow_unsigned = true  # load it with no signature check at all
+//! # upgrade = "sha256:…"   # once, when this new build (its digest) should keep the stored data
 //! [plugin.limits]
 //! call_timeout_ms = 250
+//!
+//! [[publisher]]            # a key third-party plugins may be signed with (ssh-keygen -Y sign)
+//! name = "acme"
+//! key = "ssh-ed25519 AAAAC3Nza… release@acme.example"   # or key_file = "acme.pub"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -135,8 +142,12 @@ pub enum InstanceAllocation {
 pub enum PluginSource {
     /// A first-party component embedded in the host, by name (see [`crate::embedded`]).
     Embedded(String),
-    /// A `.wasm` component file.
+    /// A `.wasm` component file. Its signature, if any, is the file beside it with `.sig`
+    /// appended (what `ssh-keygen -Y sign` writes).
     File(PathBuf),
+    /// A component in an OCI registry (`oci://HOST[:PORT]/REPO:TAG` or `…@sha256:DIGEST`),
+    /// pulled, digest-checked, cached by digest and tag-pinned (see `scratchpad_supply`).
+    Oci(scratchpad_supply::Reference),
     /// Component bytes held in memory.
     Bytes(Arc<[u8]>),
 }
@@ -152,11 +163,30 @@ pub struct PluginSpec {
     pub config: serde_json::Value,
     /// Its sandbox limits.
     pub limits: Limits,
-    /// Whether this component may take over data that another component stored under the
-    /// same name (a new version of the same plugin), or a reserved embedded name. Default
-    /// `false`. The first component loaded under a name in a database owns its data; the
-    /// embedded components' names are reserved to them (the README's security section).
-    pub upgrade: bool,
+    /// The digest (`sha256:…`) of a new version of the plugin that may take over the data
+    /// another component stored under the same name, or a reserved embedded name. Default
+    /// none. The first component loaded under a name in a database owns its data; the
+    /// embedded components' names are reserved to them (see [`crate::identity`]).
+    pub upgrade: Option<String>,
+    /// The powers the operator grants it (see [`crate::grants`]). Default: an embedded
+    /// component's own grants ([`crate::embedded::grants`]); none for any other.
+    pub grants: crate::grants::Grants,
+    /// Whose signature it must carry. Default for a component that is not embedded: one by
+    /// any configured publisher ([`HostConfig::publishers`]).
+    pub signature: SignaturePolicy,
+}
+
+/// Whose signature a plugin's component must carry before the host compiles it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignaturePolicy {
+    /// One by any configured publisher's key.
+    AnyPublisher,
+    /// One by the configured publisher of this name.
+    Publisher(String),
+    /// None: loaded without a check. Only ever by the operator's explicit choice
+    /// (`allow_unsigned = true`, `--allow-unsigned`, [`PluginSpec::unsigned`]); the embedded
+    /// components, built into the host, have this policy.
+    Unsigned,
 }
 
 impl PluginSpec {
@@ -167,21 +197,66 @@ impl PluginSpec {
             source: PluginSource::Embedded(name.to_owned()),
             config: serde_json::json!({}),
             limits: Limits::default(),
-            upgrade: false,
+            upgrade: None,
+            grants: crate::embedded::grants(name),
+            signature: SignaturePolicy::Unsigned,
         }
     }
 
-    /// The component in `path`, named after the file's stem.
+    /// The component in `path`, named after the file's stem, with no powers granted and a
+    /// publisher's signature required.
     pub fn file(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        PluginSpec::third_party(name, PluginSource::File(path))
+    }
+
+    /// The component `reference` names in an OCI registry, named after the repository's last
+    /// segment, with no powers granted and a publisher's signature required.
+    pub fn oci(reference: scratchpad_supply::Reference) -> Self {
+        PluginSpec::third_party(reference.name().to_owned(), PluginSource::Oci(reference))
+    }
+
+    /// A component given as a file (`FILE.wasm`) or an OCI reference (`oci://…`), as the
+    /// command line and configuration files accept them.
+    pub fn parse_source(source: &str, base: &Path) -> Result<PluginSpec, String> {
+        if source.starts_with(scratchpad_supply::Reference::SCHEME) {
+            let reference = source.parse::<scratchpad_supply::Reference>().map_err(|e| e.to_string())?;
+            return Ok(PluginSpec::oci(reference));
+        }
+        Ok(PluginSpec::file(base.join(source)))
+    }
+
+    /// A third-party component: nothing granted, a signature required.
+    pub fn third_party(name: String, source: PluginSource) -> Self {
         PluginSpec {
             name,
-            source: PluginSource::File(path),
+            source,
             config: serde_json::json!({}),
             limits: Limits::default(),
-            upgrade: false,
+            upgrade: None,
+            grants: crate::grants::Grants::NONE,
+            signature: SignaturePolicy::AnyPublisher,
         }
+    }
+
+    /// The same plugin granted `grants` (instead of its default grants).
+    pub fn granting(mut self, grants: crate::grants::Grants) -> Self {
+        self.grants = grants;
+        self
+    }
+
+    /// The same plugin, loaded with no signature check: only for components the operator
+    /// trusts by other means (built locally, say).
+    pub fn unsigned(mut self) -> Self {
+        self.signature = SignaturePolicy::Unsigned;
+        self
+    }
+
+    /// The same plugin, required to carry the signature of the configured publisher `name`.
+    pub fn signed_by(mut self, name: &str) -> Self {
+        self.signature = SignaturePolicy::Publisher(name.to_owned());
+        self
     }
 
     /// The same plugin with configuration `config`.
@@ -197,9 +272,10 @@ impl PluginSpec {
     }
 
     /// The same plugin, allowed to take over the data another component stored under its
-    /// name (a new version of the same plugin).
-    pub fn upgrading(mut self) -> Self {
-        self.upgrade = true;
+    /// name when it is the component of `digest` (`sha256:…`, what `scratchpad inspect` prints):
+    /// a new version of the same plugin.
+    pub fn upgrading_to(mut self, digest: &str) -> Self {
+        self.upgrade = Some(digest.to_owned());
         self
     }
 }
@@ -217,6 +293,11 @@ pub struct HostConfig {
     pub tokenizer: Encoding,
     /// The plugins, in call order. Default: the embedded first-party components.
     pub plugins: Vec<PluginSpec>,
+    /// The keys third-party plugins may be signed with. Default: none.
+    pub publishers: Vec<scratchpad_supply::signature::Publisher>,
+    /// Where tags of OCI plugin sources are pinned to the digest they first resolved to.
+    /// Default: `plugins.lock` beside the config file, else in `$XDG_DATA_HOME/scratchpad`.
+    pub lock_file: PathBuf,
     /// How many plugin instances may run at once; further calls wait. Default 64.
     pub max_concurrent_calls: u32,
     /// How instances get their memory. Default: a pool.
@@ -242,6 +323,8 @@ impl std::fmt::Debug for HostConfig {
             .field("cache_dir", &self.cache_dir)
             .field("tokenizer", &self.tokenizer)
             .field("plugins", &self.plugins)
+            .field("publishers", &self.publishers.iter().map(|p| &p.name).collect::<Vec<_>>())
+            .field("lock_file", &self.lock_file)
             .field("max_concurrent_calls", &self.max_concurrent_calls)
             .field("instance_allocation", &self.instance_allocation)
             .field("warm_instances", &self.warm_instances)
@@ -258,6 +341,8 @@ impl Default for HostConfig {
             cache_dir: Some(cache_dir()),
             tokenizer: Encoding::default(),
             plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
+            publishers: Vec::new(),
+            lock_file: data_dir().join("plugins.lock"),
             max_concurrent_calls: 64,
             instance_allocation: InstanceAllocation::default(),
             warm_instances: 2,
@@ -285,7 +370,10 @@ impl HostConfig {
     pub fn from_toml_file(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::from_toml_str(&text, base).with_context(|| format!("in config file {}", path.display()))
+        let mut config =
+            Self::from_toml_str(&text, base).with_context(|| format!("in config file {}", path.display()))?;
+        config.lock_file = base.join("plugins.lock");
+        Ok(config)
     }
 
     /// Parses TOML config text; relative paths are resolved against `base`.
@@ -324,13 +412,23 @@ impl HostConfig {
         if !file.plugin.is_empty() {
             config.plugins.clear();
         }
+        for publisher in file.publisher {
+            match publisher.read(base) {
+                Ok(publisher) => config.publishers.push(publisher),
+                Err(problem) => problems.push(problem),
+            }
+        }
         for (i, plugin) in file.plugin.into_iter().enumerate() {
             let at = format!("plugin[{i}] (`{}`)", plugin.name);
-            let source = match plugin.path {
-                Some(path) => PluginSource::File(base.join(path)),
-                None if crate::embedded::component(&plugin.name).is_some() => {
-                    PluginSource::Embedded(plugin.name.clone())
-                }
+            let spec = match &plugin.path {
+                Some(path) => match PluginSpec::parse_source(path, base) {
+                    Ok(spec) => spec,
+                    Err(problem) => {
+                        problems.push(format!("{at}.path: {problem}"));
+                        continue;
+                    }
+                },
+                None if crate::embedded::component(&plugin.name).is_some() => PluginSpec::embedded(&plugin.name),
                 None => {
                     problems.push(format!(
                         "{at}: no `path` given and no embedded component is named `{}` (embedded: {})",
@@ -345,8 +443,52 @@ impl HostConfig {
                 Some(table) => serde_json::to_value(table).expect("TOML tables convert to JSON"),
             };
             let limits = plugin.limits.apply(defaults, &format!("{at}.limits"), &mut problems);
-            let upgrade = plugin.upgrade;
-            config.plugins.push(PluginSpec { name: plugin.name, source, config: config_json, limits, upgrade });
+            let grants = match plugin.grants {
+                None => spec.grants,
+                Some(names) => crate::grants::Grants::parse(&names).unwrap_or_else(|problem| {
+                    problems.push(format!("{at}.grants: {problem}"));
+                    crate::grants::Grants::NONE
+                }),
+            };
+            let upgrade = match plugin.upgrade {
+                None => None,
+                Some(toml::Value::String(digest)) if crate::identity::is_digest(&digest) => Some(digest),
+                Some(other) => {
+                    problems.push(format!(
+                        "{at}.upgrade: name the new component's digest, `upgrade = \"sha256:<64 hex digits>\"` \
+                         (`scratchpad inspect` prints it), not {other}"
+                    ));
+                    None
+                }
+            };
+            let signature = match (plugin.allow_unsigned, plugin.publisher) {
+                (true, Some(_)) => {
+                    problems.push(format!("{at}: `allow_unsigned = true` and `publisher` contradict each other"));
+                    continue;
+                }
+                (true, None) => SignaturePolicy::Unsigned,
+                (false, Some(name)) => SignaturePolicy::Publisher(name),
+                (false, None) => spec.signature,
+            };
+            config.plugins.push(PluginSpec {
+                name: plugin.name,
+                config: config_json,
+                limits,
+                upgrade,
+                grants,
+                signature,
+                ..spec
+            });
+        }
+        for plugin in &config.plugins {
+            if let SignaturePolicy::Publisher(name) = &plugin.signature
+                && !config.publishers.iter().any(|p| &p.name == name)
+            {
+                problems.push(format!(
+                    "plugin `{}`: publisher `{name}` is not configured (add a [[publisher]] table named `{name}`)",
+                    plugin.name
+                ));
+            }
         }
         if let Err(duplicate) = check_unique_names(&config.plugins) {
             problems.push(duplicate);
@@ -384,18 +526,45 @@ struct FileConfig {
     limits: FileLimits,
     #[serde(default)]
     plugin: Vec<FilePlugin>,
+    #[serde(default)]
+    publisher: Vec<FilePublisher>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FilePlugin {
     name: String,
-    path: Option<PathBuf>,
+    path: Option<String>,
+    upgrade: Option<toml::Value>,
+    grants: Option<Vec<String>>,
     #[serde(default)]
-    upgrade: bool,
+    allow_unsigned: bool,
+    publisher: Option<String>,
     config: Option<toml::Table>,
     #[serde(default)]
     limits: FileLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePublisher {
+    name: String,
+    key: Option<String>,
+    key_file: Option<PathBuf>,
+}
+
+impl FilePublisher {
+    /// The publisher's key, given inline or in a file relative to the config file.
+    fn read(self, base: &Path) -> Result<scratchpad_supply::signature::Publisher, String> {
+        let at = format!("publisher `{}`", self.name);
+        let key = match (self.key, self.key_file) {
+            (Some(key), None) => key,
+            (None, Some(file)) => std::fs::read_to_string(base.join(&file))
+                .map_err(|e| format!("{at}: reading key_file {}: {e}", base.join(&file).display()))?,
+            _ => return Err(format!("{at}: give exactly one of `key` (an OpenSSH public key line) and `key_file`")),
+        };
+        scratchpad_supply::signature::Publisher::parse(&self.name, key.trim()).map_err(|e| format!("{at}: {e}"))
+    }
 }
 
 #[derive(Deserialize, Default)]

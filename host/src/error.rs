@@ -41,6 +41,12 @@ pub enum PluginFailure {
     Trap(String),
     /// The plugin returned something the contract does not allow.
     Contract(String),
+    /// The plugin used a power it does not hold (an import, or a hook's answer that needs one;
+    /// see [`crate::grants`]).
+    Denied {
+        /// The power's name, e.g. `storage` or `rewrite-tool-calls`.
+        power: String,
+    },
 }
 
 impl fmt::Display for PluginFailure {
@@ -61,6 +67,11 @@ impl fmt::Display for PluginFailure {
             ),
             PluginFailure::Trap(message) => write!(f, "trapped: {message}"),
             PluginFailure::Contract(message) => write!(f, "broke the plugin contract: {message}"),
+            PluginFailure::Denied { power } => write!(
+                f,
+                "was denied the power `{power}`, which it does not hold (a plugin holds the powers it asks for in its \
+                 `permissions` export once its configuration grants them; docs/security.md)"
+            ),
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::bindings::wit;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::grants::{Hook, Power};
 use crate::host::{Host, from_wit_injection};
 use crate::prompt::Prompt;
 use crate::resources::{ObservationData, ObservationFacts};
@@ -34,6 +35,9 @@ impl Host {
         transaction!(self, turn, Involved::All, |tx| {
             let mut prompt = Prompt { injections: tx.guidance() };
             for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                if !loaded.info.grants.calls(Hook::BeforeQuery, false) {
+                    continue;
+                }
                 let (wit_turn, message) = (tx.turn.clone(), message.to_owned());
                 let injections = tx
                     .call(index, "before-query", |p, store| {
@@ -134,11 +138,20 @@ impl Host {
         let _guard = self.lock(&turn.session_id).await;
         transaction!(self, turn, Involved::All, |tx| {
             let mut arguments = call.arguments.clone();
+            let owner = self.inner.tool_owner.get(&call.name).copied();
             for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                if !loaded.info.grants.calls(Hook::BeforeToolCall, owner == Some(index)) {
+                    continue;
+                }
                 let wit_turn = tx.turn.clone();
                 let current = wit::ToolCall { name: call.name.clone(), arguments: arguments.clone(), step: call.step };
+                let needs = |result: &std::result::Result<Option<String>, wit::ToolError>| match result {
+                    Ok(Some(_)) => Some(Power::RewriteToolCalls),
+                    Ok(None) => None,
+                    Err(_) => Some(Power::BlockToolCalls),
+                };
                 let result = tx
-                    .call(index, "before-tool-call", |p, store| {
+                    .call_with(index, "before-tool-call", needs, |p, store| {
                         Box::pin(async move {
                             p.scratchpad_plugin_hooks().call_before_tool_call(store, &wit_turn, &current).await
                         })
@@ -173,10 +186,15 @@ impl Host {
         transaction!(self, turn, Involved::All, |tx| {
             let mut current = Arc::new(ObservationFacts::new(observation));
             let mut view = ObservationView { replaced_by: None, replacement: None };
+            let owner = self.inner.tool_owner.get(&call.name).copied();
             for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                if !loaded.info.grants.calls(Hook::AfterToolResult, owner == Some(index)) {
+                    continue;
+                }
                 let (wit_turn, wit_call, data) = (tx.turn.clone(), wit_call.clone(), ObservationData(current.clone()));
+                let needs = |replacement: &Option<String>| replacement.as_ref().map(|_| Power::ReplaceToolResults);
                 let replacement = tx
-                    .call(index, "after-tool-result", |p, store| {
+                    .call_with(index, "after-tool-result", needs, |p, store| {
                         Box::pin(async move {
                             let handle = store.data_mut().table.push(data)?;
                             p.scratchpad_plugin_hooks()
@@ -204,6 +222,9 @@ impl Host {
         transaction!(self, turn, Involved::All, |tx| {
             let mut warnings = Vec::new();
             for (index, loaded) in self.inner.plugins.iter().enumerate() {
+                if !loaded.info.grants.calls(Hook::BeforeCompaction, false) {
+                    continue;
+                }
                 let wit_turn = tx.turn.clone();
                 let warning = tx
                     .call(index, "before-compaction", |p, store| {

@@ -13,8 +13,10 @@ use crate::capabilities::tokens::Tokenizer;
 use crate::checkpoints::Summarizer;
 use crate::config::{HostConfig, check_unique_names};
 use crate::error::{Error, Result};
+use crate::grants::{Hook, Power};
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
-use crate::sandbox::{Sandbox, check_value};
+use crate::sandbox::{Sandbox, check_power, check_value};
+use crate::sources::Sources;
 use crate::store::{BlobEntry, Db, Location, PluginInit, SessionRecord, now_ms};
 use crate::types::{Injection, Origin};
 
@@ -92,8 +94,9 @@ impl Host {
         }
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
+        let sources = Sources::new(&config);
         for spec in &config.plugins {
-            let loaded = plugin::load(&sandbox, spec, config.cache_dir.as_deref(), warm).await?;
+            let loaded = plugin::load(&sandbox, &sources, spec, config.cache_dir.as_deref(), warm).await?;
             for tool in &loaded.tools {
                 if let Some(&owner) = tool_owner.get(&tool.name) {
                     let owner: &LoadedPlugin = &plugins[owner];
@@ -172,6 +175,9 @@ impl Host {
         let mut guidance = Vec::new();
         let mut inits = Vec::new();
         for loaded in &self.inner.plugins {
+            if !loaded.info.grants.calls(Hook::BeforeSessionCreate, false) {
+                continue;
+            }
             let scope = Scope::new(Default::default(), &loaded.info.limits);
             let hook = "before-session-create";
             let (setup, call) = self
@@ -193,12 +199,11 @@ impl Host {
                 )
                 .await?;
             check_value(&loaded.info, &loaded.tools, hook, &setup)?;
+            let inherit = setup.inherit_parent_state && origin.parent().is_some();
+            check_power(&loaded.info, hook, (!setup.injections.is_empty()).then_some(Power::Guidance))?;
+            check_power(&loaded.info, hook, inherit.then_some(Power::Storage))?;
             guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
-            inits.push(PluginInit {
-                plugin: loaded.info.name.clone(),
-                inherit: setup.inherit_parent_state && origin.parent().is_some(),
-                writes: call.scope.into_writes(),
-            });
+            inits.push(PluginInit { plugin: loaded.info.name.clone(), inherit, writes: call.scope.into_writes() });
         }
         self.inner.db.create_session(id, &origin, &guidance, inits).await?;
         Ok(guidance)

@@ -10,9 +10,11 @@
 //! - A component from a file or from bytes is identified by the SHA-256 of its bytes.
 //! - The first component loaded under a name records its identity in the database
 //!   (`plugin_identities`). A different component under that name is refused at load, naming
-//!   both identities, unless the operator marks it as a new version of the same plugin
-//!   (`upgrade = true` in its `[[plugin]]` table, [`PluginSpec::upgrade`]): then it takes over
-//!   the name's data and its identity is recorded instead.
+//!   both identities, unless the operator marks it as a new version of the same plugin by
+//!   naming its digest (`upgrade = "sha256:…"` in its `[[plugin]]` table,
+//!   [`PluginSpec::upgrade`]): then it takes over the name's data and its identity is recorded
+//!   instead. An upgrade naming another digest is refused, so a component that changed again
+//!   (a moved tag, a rebuilt file) never takes the data over unseen.
 
 use sha2::{Digest, Sha256};
 
@@ -24,15 +26,26 @@ use crate::store::{Claim, Db};
 pub(crate) fn of(spec: &PluginSpec, bytes: &[u8]) -> String {
     match &spec.source {
         PluginSource::Embedded(name) => format!("embedded:{name}"),
-        PluginSource::File(_) | PluginSource::Bytes(_) => format!("sha256:{}", hex::encode(Sha256::digest(bytes))),
+        PluginSource::File(_) | PluginSource::Bytes(_) | PluginSource::Oci(_) => digest(bytes),
     }
+}
+
+/// `sha256:<hex>` of `bytes`: a component's identity.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// Whether `text` is a digest as identities write them: `sha256:` and 64 lowercase hex digits.
+pub(crate) fn is_digest(text: &str) -> bool {
+    text.strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
 }
 
 /// Refuses a component that is not embedded under an embedded component's name, unless the
 /// operator says it replaces it.
 pub(crate) fn check_reserved(spec: &PluginSpec) -> Result<()> {
     let embedded = matches!(spec.source, PluginSource::Embedded(_));
-    if embedded || spec.upgrade || !crate::embedded::EMBEDDED.contains(&spec.name.as_str()) {
+    if embedded || spec.upgrade.is_some() || !crate::embedded::EMBEDDED.contains(&spec.name.as_str()) {
         return Ok(());
     }
     Err(Error::Load {
@@ -48,8 +61,19 @@ pub(crate) fn check_reserved(spec: &PluginSpec) -> Result<()> {
 /// Binds each plugin's name to its identity in the database, or refuses the first plugin
 /// whose name another component owns. `plugins` holds `(spec, identity)` pairs.
 pub(crate) async fn claim(db: &Db, plugins: Vec<(&PluginSpec, String)>) -> Result<()> {
+    for (spec, identity) in &plugins {
+        if let Some(named) = spec.upgrade.as_ref().filter(|named| *named != identity) {
+            return Err(Error::Load {
+                plugin: spec.name.clone(),
+                message: format!(
+                    "its upgrade names the component {named}, but this component is {identity}; name this one in \
+                     `upgrade` if it is the version you reviewed"
+                ),
+            });
+        }
+    }
     let claims: Vec<(String, String, bool)> =
-        plugins.iter().map(|(spec, identity)| (spec.name.clone(), identity.clone(), spec.upgrade)).collect();
+        plugins.iter().map(|(spec, identity)| (spec.name.clone(), identity.clone(), spec.upgrade.is_some())).collect();
     let outcomes = db.claim_identities(claims).await?;
     for ((spec, identity), outcome) in plugins.into_iter().zip(outcomes) {
         if let Claim::Owned { identity: owner, recorded_at_ms } = outcome {
@@ -58,8 +82,8 @@ pub(crate) async fn claim(db: &Db, plugins: Vec<(&PluginSpec, String)>) -> Resul
                 message: format!(
                     "the data stored under `{name}` in this database belongs to another component ({owner}, \
                      recorded at unix ms {recorded_at_ms}); this one is {identity}. If it is a new version of the \
-                     same plugin, load it once with `upgrade = true` in its [[plugin]] table; otherwise give it \
-                     another name",
+                     same plugin, load it once with `upgrade = \"{identity}\"` in its [[plugin]] table; otherwise \
+                     give it another name",
                     name = spec.name
                 ),
             });

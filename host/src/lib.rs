@@ -36,6 +36,7 @@ pub mod config;
 pub mod embedded;
 mod engine;
 mod error;
+pub mod grants;
 mod hooks;
 mod host;
 mod identity;
@@ -49,6 +50,7 @@ mod plugin;
 mod prompt;
 mod resources;
 mod sandbox;
+mod sources;
 mod store;
 pub mod terminal;
 mod transaction;
@@ -57,14 +59,18 @@ mod warm;
 
 pub use capabilities::tokens::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
-pub use config::{Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec};
+pub use config::{Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, SignaturePolicy};
 pub use error::{Error, PluginFailure, Result};
+pub use grants::{Grants, Power};
 pub use hooks::PluginText;
 pub use host::{Host, MetadataEntry, StateEntry};
 pub use inspect::{Inspection, inspect};
 pub use notepad::{Notepad, NotepadUsage, SANDBOX_TURN_ID};
 pub use plugin::{PluginSummary, WORLD};
 pub use prompt::{Prompt, RenderedPrompt};
+/// Pulling plugins from OCI registries and checking their signatures (re-exported for the CLI
+/// and embedders that configure publishers in code).
+pub use scratchpad_supply as supply;
 pub use store::location::{DATABASE_URL_ENV, redact as redact_database_url};
 pub use store::migrate::{MigrationReport, migrate};
 pub use store::{BlobEntry, Location, SessionRecord};

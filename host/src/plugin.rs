@@ -1,10 +1,10 @@
-//! Loading a plugin: reading the component, checking it is one, compiling it (or taking it
-//! from the cache), checking it implements the contract, and asking it for its manifest.
+//! Loading a plugin: getting the component and checking its signature ([`crate::sources`]),
+//! checking it is one, compiling it (or taking it from the cache), checking it implements the
+//! contract, settling its powers ([`crate::grants`]), and asking it for its manifest.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context;
 use serde::Serialize;
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -12,17 +12,24 @@ use wasmtime::component::Component;
 use crate::bindings::PluginPre;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::{CallState, PluginInfo};
-use crate::config::{
-    ITEM_OVERHEAD_BYTES, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_TOOLS, PluginSource, PluginSpec,
-};
+use crate::config::{ITEM_OVERHEAD_BYTES, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_TOOLS, PluginSpec};
 use crate::error::Error;
+use crate::grants::Grants;
 use crate::sandbox::Sandbox;
+use crate::sources::Sources;
 use crate::store::Snapshot;
 use crate::types::ToolSpec;
 use crate::warm::WarmPool;
 
 /// The contract a component must implement.
-pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.0";
+pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.1";
+
+/// The export through which a plugin asks for its powers (new in 0.1.1; optional).
+const PERMISSIONS: &str = "scratchpad:plugin/permissions@0.1.1";
+
+/// Most power names a plugin may ask for in one answer (each power once; a few to spare for
+/// names a newer contract adds, which are refused by name).
+const MAX_REQUESTED: usize = 64;
 
 /// Longest message a plugin may refuse its configuration with, in bytes; the rest is cut.
 pub const MAX_REFUSAL_BYTES: usize = 4 << 10;
@@ -39,6 +46,10 @@ pub(crate) struct LoadedPlugin {
     pub(crate) warm: WarmPool,
     /// What identifies its component (see [`crate::identity`]).
     pub(crate) identity: String,
+    /// What it asked for (`None`: a 0.1.0 component, which cannot ask).
+    pub(crate) requested: Option<Grants>,
+    /// The publisher whose signature was verified, if one was.
+    pub(crate) signed_by: Option<String>,
 }
 
 /// What `scratchpad plugins` and `inspect` show about a plugin.
@@ -62,6 +73,14 @@ pub struct PluginSummary {
     pub storage_max_keys: u64,
     /// Longest lifetime it may give an offloaded observation, in seconds.
     pub blob_max_ttl_seconds: u64,
+    /// The powers it holds.
+    pub grants: Vec<&'static str>,
+    /// The powers it asked for; `None` for a 0.1.0 component, which cannot ask.
+    pub requested: Option<Vec<&'static str>>,
+    /// What identifies its component: `embedded:NAME` or `sha256:…` of its bytes.
+    pub identity: String,
+    /// The publisher whose signature was verified, if one was.
+    pub signed_by: Option<String>,
 }
 
 impl LoadedPlugin {
@@ -85,6 +104,10 @@ impl LoadedPlugin {
             blob_quota_bytes,
             storage_max_keys,
             blob_max_ttl_seconds,
+            grants: self.info.grants.names(),
+            requested: self.requested.map(Grants::names),
+            identity: self.identity.clone(),
+            signed_by: self.signed_by.clone(),
         }
     }
 }
@@ -92,21 +115,14 @@ impl LoadedPlugin {
 /// Loads `spec`, or says exactly why it cannot be loaded.
 pub(crate) async fn load(
     sandbox: &Sandbox,
+    sources: &Sources,
     spec: &PluginSpec,
     cache_dir: Option<&Path>,
     warm_instances: usize,
 ) -> Result<LoadedPlugin, Error> {
     let refuse = |message: String| Error::Load { plugin: spec.name.clone(), message };
-    let bytes: Arc<[u8]> = match &spec.source {
-        PluginSource::Embedded(name) => crate::embedded::component(name)
-            .ok_or_else(|| refuse(format!("no embedded component is named `{name}`")))?
-            .into(),
-        PluginSource::File(path) => std::fs::read(path)
-            .with_context(|| format!("reading {}", path.display()))
-            .map_err(|e| refuse(format!("{e:#}")))?
-            .into(),
-        PluginSource::Bytes(bytes) => bytes.clone(),
-    };
+    // The signature is checked here, before any of the bytes are parsed or compiled.
+    let crate::sources::Fetched { bytes, signed_by } = sources.fetch(spec).await.map_err(refuse)?;
     check_header(&bytes).map_err(refuse)?;
     if !spec.config.is_object() {
         return Err(refuse("its configuration must be a JSON object (a TOML table)".into()));
@@ -131,8 +147,14 @@ pub(crate) async fn load(
         refuse(format!("it does not export the {WORLD} world (built against another version of the contract?): {e:#}"))
     })?;
 
-    let info =
-        Arc::new(PluginInfo { name: spec.name.clone(), limits: spec.limits, config_json: spec.config.to_string() });
+    let requested = ask_permissions(sandbox, &component, &pre, spec).await?;
+    let grants = crate::grants::settle(requested, spec.grants).map_err(refuse)?;
+    let info = Arc::new(PluginInfo {
+        name: spec.name.clone(),
+        limits: spec.limits,
+        config_json: spec.config.to_string(),
+        grants,
+    });
     let scope = Scope::new(Snapshot::default(), &spec.limits);
     let (manifest, _) = sandbox
         .call(
@@ -161,7 +183,39 @@ pub(crate) async fn load(
         )));
     }
     let warm = WarmPool::new(warm_instances);
-    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm, identity })
+    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm, identity, requested, signed_by })
+}
+
+/// What the component asks for through its `permissions` export, or `None` when it has none
+/// (a 0.1.0 component). The call holds no power but `config`, when granted: a plugin may ask
+/// according to its configuration.
+async fn ask_permissions(
+    sandbox: &Sandbox,
+    component: &Component,
+    pre: &PluginPre<CallState>,
+    spec: &PluginSpec,
+) -> Result<Option<Grants>, Error> {
+    let refuse = |message: String| Error::Load { plugin: spec.name.clone(), message };
+    let Some(interface) = component.get_export_index(None, PERMISSIONS) else { return Ok(None) };
+    let Some(requested) = component.get_export_index(Some(&interface), "requested") else {
+        return Err(refuse(format!("its `{PERMISSIONS}` export has no `requested` function")));
+    };
+    let config_only = Grants::of(&[crate::grants::Power::Config]);
+    let asking = Arc::new(PluginInfo {
+        name: spec.name.clone(),
+        limits: spec.limits,
+        config_json: spec.config.to_string(),
+        grants: spec.grants.intersect(config_only),
+    });
+    let names = sandbox.ask_permissions(pre, &asking, &requested).await?;
+    if names.len() > MAX_REQUESTED {
+        return Err(refuse(format!(
+            "it asks for {} powers; there are {}",
+            names.len(),
+            crate::grants::Power::ALL.len()
+        )));
+    }
+    Grants::parse(&names).map(Some).map_err(|e| refuse(format!("its `permissions` export names {e}")))
 }
 
 /// Says what the bytes are when they are not a component.

@@ -24,6 +24,7 @@ use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo, SessionScope
 use crate::config::ITEM_OVERHEAD_BYTES;
 use crate::engine::EpochTicker;
 use crate::error::{DeadlineExceeded, Error, PluginFailure};
+use crate::grants::{Denied, Power};
 use crate::store::PendingBlob;
 use crate::types::ToolSpec;
 
@@ -58,14 +59,55 @@ impl Sandbox {
         pre: &PluginPre<CallState>,
         plugin: &Arc<PluginInfo>,
     ) -> wasmtime::Result<Fresh> {
+        let mut store = self.store(plugin);
+        let bindings = pre.instantiate_async(&mut store).await?;
+        Ok(Fresh { store, bindings })
+    }
+
+    /// A store for one call of `plugin`, its deadline armed: instantiation runs the
+    /// component's start functions, guest code.
+    fn store(&self, plugin: &Arc<PluginInfo>) -> Store<CallState> {
         let mut state = CallState::new(plugin.clone(), Scope::default(), self.tokenizer.clone());
         state.summarizer_available = self.summarizer_available;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
-        // Instantiation runs the component's start functions: guest code, under the deadline.
         arm_deadline(&mut store, plugin.limits.call_timeout);
-        let bindings = pre.instantiate_async(&mut store).await?;
-        Ok(Fresh { store, bindings })
+        store
+    }
+
+    /// Calls the component's `permissions.requested` (the function `export`) in a fresh
+    /// instance, within the plugin's limits, and returns the names it asks for.
+    pub(crate) async fn ask_permissions(
+        &self,
+        pre: &PluginPre<CallState>,
+        plugin: &Arc<PluginInfo>,
+        export: &wasmtime::component::ComponentExportIndex,
+    ) -> Result<Vec<String>, Error> {
+        const HOOK: &str = "permissions";
+        let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
+        let mut store = self.store(plugin);
+        let fail = |error: wasmtime::Error, store: &Store<CallState>| {
+            let failure = classify(&error, plugin, store.data().stderr_tail());
+            Error::Plugin { plugin: plugin.name.clone(), hook: HOOK.to_owned(), failure }
+        };
+        let instance = match pre.instance_pre().instantiate_async(&mut store).await {
+            Ok(instance) => instance,
+            Err(error) => return Err(fail(error, &store)),
+        };
+        let requested = instance.get_typed_func::<(), (Vec<String>,)>(&mut store, export).map_err(|e| Error::Load {
+            plugin: plugin.name.clone(),
+            message: format!("its `permissions.requested` export does not have the contract's type: {e:#}"),
+        })?;
+        let result = requested.call_async(&mut store, ()).await;
+        store.data().flush_stdio();
+        match result {
+            Ok((names,)) => {
+                let size = names.iter().map(|name| name.len() + ITEM_OVERHEAD_BYTES).sum::<usize>();
+                check_output(plugin, HOOK, size)?;
+                Ok(names)
+            }
+            Err(error) => Err(fail(error, &store)),
+        }
     }
 
     /// Runs `f` on the instance `fresh` gives (or on one made now when it gives none), with
@@ -182,6 +224,9 @@ fn classify(error: &wasmtime::Error, plugin: &PluginInfo, stderr: Option<String>
     }
     if let Some(cap) = error.downcast_ref::<MemoryCapExceeded>() {
         return PluginFailure::MemoryCap { limit_bytes: cap.limit_bytes };
+    }
+    if let Some(Denied(power)) = error.downcast_ref::<Denied>() {
+        return PluginFailure::Denied { power: power.name().to_owned() };
     }
     if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
         return PluginFailure::Exited { success: exit.0 == 0 };
@@ -368,4 +413,17 @@ fn check_output(plugin: &PluginInfo, hook: &str, size: usize) -> Result<(), Erro
         });
     }
     Ok(())
+}
+
+/// Refuses a hook's answer that needs a power the plugin does not hold (`needs`, from the
+/// answer), before anything the call wrote is committed.
+pub(crate) fn check_power(plugin: &PluginInfo, hook: &str, needs: Option<Power>) -> Result<(), Error> {
+    match needs.map(|power| plugin.grants.require(power)) {
+        Some(Err(Denied(power))) => Err(Error::Plugin {
+            plugin: plugin.name.clone(),
+            hook: hook.to_owned(),
+            failure: PluginFailure::Denied { power: power.name().to_owned() },
+        }),
+        _ => Ok(()),
+    }
 }

@@ -24,8 +24,9 @@ use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::{CallState, SessionScope};
 use crate::error::{Error, Result};
+use crate::grants::Power;
 use crate::host::{Host, check_id};
-use crate::sandbox::{CallFuture, CallOutput, check_value};
+use crate::sandbox::{CallFuture, CallOutput, check_power, check_value};
 use crate::store::{Commit, Head, PendingBlob, ScopeToRead, ScopeWrites, Snapshot, parse_guidance};
 use crate::types::{Injection, TurnContext};
 
@@ -191,6 +192,22 @@ impl Tx<'_> {
         R: CallOutput + Send,
         F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
     {
+        self.call_with(index, hook, |_| None, f).await
+    }
+
+    /// [`Tx::call`] for a hook whose answer may need a power (`needs` says which, from the
+    /// answer): an answer the plugin has no power to give is a denial, and keeps nothing.
+    pub(crate) async fn call_with<R, F>(
+        &mut self,
+        index: usize,
+        hook: &str,
+        needs: impl FnOnce(&R) -> Option<Power> + Send,
+        f: F,
+    ) -> Result<R>
+    where
+        R: CallOutput + Send,
+        F: for<'a> FnOnce(&'a Plugin, &'a mut Store<CallState>) -> CallFuture<'a, R> + Send,
+    {
         let host = self.host;
         let loaded = &host.inner.plugins[index];
         let scope = Scope::new(self.take_snapshot(index), &loaded.info.limits);
@@ -215,6 +232,7 @@ impl Tx<'_> {
         drop(spent.permit);
         *loaded.last_memory.lock().unwrap() = spent.memory;
         check_value(&loaded.info, &loaded.tools, hook, &value)?;
+        check_power(&loaded.info, hook, needs(&value))?;
         if value.commits() {
             let effects = Effects { writes, blobs: spent.pending_blobs, checkpoint: spent.checkpoint_request };
             self.effects.push((index, effects));

@@ -23,10 +23,10 @@
 // value or `undefined`, `list<u8>` is a `Uint8Array`. A `result` export returns its `ok` value
 // and throws its `err` value; an import whose `result` is an `err` throws.
 
-import { get as configGet } from "scratchpad:plugin/config@0.1.0";
-import { log } from "scratchpad:plugin/log@0.1.0";
-import { delete as remove, get, keys, set } from "scratchpad:plugin/storage@0.1.0";
-import { count } from "scratchpad:plugin/tokens@0.1.0";
+import { get as configGet } from "scratchpad:plugin/config@0.1.1";
+import { log } from "scratchpad:plugin/log@0.1.1";
+import { delete as remove, get, keys, set } from "scratchpad:plugin/storage@0.1.1";
+import { count } from "scratchpad:plugin/tokens@0.1.1";
 
 const TOOL = "todo";
 const DEFAULTS = { maxItems: 20, maxTokens: 300, placement: "append-context", showDone: false };
@@ -157,7 +157,18 @@ function edit(args) {
 // The `@type` comments tie each export to the contract's declarations (types/, see
 // jsconfig.json), so an editor or `tsc -p .` flags a missing hook or a wrong return shape.
 
-/** @type {typeof import("scratchpad:plugin/lifecycle@0.1.0")} */
+/**
+ * The powers this plugin asks for: its guidance and the list it injects every turn, the list in
+ * `storage` (copied to a forked session), and the tokenizer, log and configuration it reads.
+ * @type {typeof import("scratchpad:plugin/permissions@0.1.1")}
+ */
+export const permissions = {
+  requested() {
+    return ["guidance", "inject", "storage", "tokens", "log", "config"];
+  },
+};
+
+/** @type {typeof import("scratchpad:plugin/lifecycle@0.1.1")} */
 export const lifecycle = {
   load() {
     settings();
@@ -165,7 +176,7 @@ export const lifecycle = {
   },
 };
 
-/** @type {typeof import("scratchpad:plugin/hooks@0.1.0")} */
+/** @type {typeof import("scratchpad:plugin/hooks@0.1.1")} */
 export const hooks = {
   beforeSessionCreate(_session) {
     const guidance = "[Todo] Keep your task list with the `todo` tool; it is shown to you every turn.";
@@ -207,7 +218,7 @@ export const hooks = {
   afterCompaction(_turn) {},
 };
 
-/** @type {typeof import("scratchpad:plugin/tools@0.1.0")} */
+/** @type {typeof import("scratchpad:plugin/tools@0.1.1")} */
 export const tools = {
   listTools(_turn) {
     return [SPEC];

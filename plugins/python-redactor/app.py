@@ -141,6 +141,22 @@ def redact_value(value, patterns, placeholder, found):
     return value
 
 
+class Permissions(exports.Permissions):
+    def requested(self):
+        """The powers it asks for: its guidance, reading every tool's arguments, rewriting or
+        blocking the call, its counts in storage, and the tokenizer, log and configuration."""
+        return [
+            "guidance",
+            "read-tool-traffic",
+            "rewrite-tool-calls",
+            "block-tool-calls",
+            "storage",
+            "tokens",
+            "log",
+            "config",
+        ]
+
+
 class Lifecycle(exports.Lifecycle):
     def load(self):
         try:

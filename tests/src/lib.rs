@@ -9,6 +9,7 @@ use tempfile::TempDir;
 pub use observations_plugin::fixtures::big_log;
 
 pub mod postgres;
+pub mod registry;
 pub mod runtimes;
 pub mod scripted;
 pub mod third_party;
@@ -173,11 +174,25 @@ pub fn shared_cache() -> PathBuf {
     PathBuf::from(concat!(env!("OUT_DIR"), "/component-cache"))
 }
 
+/// A component built from this repository for the tests, loaded as a trusted one: without a
+/// signature check and granted whatever it asks for (the grants and signature checks have
+/// their own tests, `grants.rs` and `oci_registry.rs`).
+pub fn trusted(path: impl Into<PathBuf>) -> PluginSpec {
+    PluginSpec::file(path).unsigned().granting(scratchpad_host::Grants::ALL)
+}
+
+/// `sha256:<hex>` of the component file at `path`: its identity, as an upgrade names it.
+pub fn digest_of(path: impl AsRef<std::path::Path>) -> String {
+    use sha2::Digest as _;
+    let bytes = std::fs::read(path.as_ref()).expect("reading a component");
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
+}
+
 /// The probe component configured with tool prefix `prefix`, loaded as plugin `name`.
 pub fn probe(name: &str, prefix: &str) -> PluginSpec {
     PluginSpec {
         name: name.to_owned(),
-        ..PluginSpec::file(components::PROBE_PATH).with_config(serde_json::json!({ "prefix": prefix }))
+        ..trusted(components::PROBE_PATH).with_config(serde_json::json!({ "prefix": prefix }))
     }
 }
 

@@ -97,3 +97,28 @@ fn tool(program: &str, version_flag: &str, missing: &str) {
     let ran = Command::new(program).arg(version_flag).output();
     assert!(ran.is_ok_and(|output| output.status.success()), "{missing}: `{program}` was not found on PATH");
 }
+
+/// The powers the Python redactor asks for, in the contract's order (as the host lists them) (`plugins/python-redactor/app.py`, `Permissions`).
+pub const REDACTOR_POWERS: &str =
+    "guidance,rewrite-tool-calls,block-tool-calls,read-tool-traffic,storage,tokens,log,config";
+
+/// The powers the JavaScript todo list asks for (`plugins/js-todo/todo.js`, `permissions`).
+pub const TODO_POWERS: &str = "inject,guidance,storage,tokens,log,config";
+
+/// The command-line flags that load the Python redactor and the JavaScript todo list from
+/// `python` and `js` (named `redactor` and `todo` after their files), unsigned (built here) and
+/// granted what they ask for.
+pub fn trusted_flags(python: &str, js: &str) -> Vec<String> {
+    [
+        ["--plugin", python],
+        ["--plugin", js],
+        ["--allow-unsigned", "redactor"],
+        ["--allow-unsigned", "todo"],
+        ["--grant", &format!("redactor={REDACTOR_POWERS}")],
+        ["--grant", &format!("todo={TODO_POWERS}")],
+    ]
+    .into_iter()
+    .flatten()
+    .map(str::to_owned)
+    .collect()
+}

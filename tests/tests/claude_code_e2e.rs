@@ -160,7 +160,7 @@ fn a_looping_component_or_a_missing_binary_never_breaks_the_turn() {
     std::fs::write(
         &config,
         format!(
-            "[[plugin]]\nname = \"scratchpad\"\n[[plugin]]\nname = \"observations\"\n[[plugin]]\nname = \"probe\"\npath = {probe:?}\n[plugin.config]\nqueryMode = \"loop\"\n"
+            "[[plugin]]\nname = \"scratchpad\"\n[[plugin]]\nname = \"observations\"\n[[plugin]]\nname = \"probe\"\npath = {probe:?}\nallow_unsigned = true\ngrants = [\"inject\", \"storage\", \"config\"]\n[plugin.config]\nqueryMode = \"loop\"\npowers = [\"inject\", \"storage\", \"config\"]\n"
         ),
     )
     .unwrap();

@@ -165,7 +165,7 @@ fn a_looping_component_never_breaks_a_codex_turn() {
     std::fs::write(
         dir.path().join("scratchpad.toml"),
         format!(
-            "[[plugin]]\nname = \"scratchpad\"\n[[plugin]]\nname = \"probe\"\npath = {probe:?}\n[plugin.config]\nqueryMode = \"loop\"\n"
+            "[[plugin]]\nname = \"scratchpad\"\n[[plugin]]\nname = \"probe\"\npath = {probe:?}\nallow_unsigned = true\ngrants = [\"inject\", \"storage\", \"config\"]\n[plugin.config]\nqueryMode = \"loop\"\npowers = [\"inject\", \"storage\", \"config\"]\n"
         ),
     )
     .unwrap();

@@ -7,14 +7,12 @@
 use std::time::{Duration, Instant};
 
 use scratchpad_host::{Error, Host, Limits, Observation, Origin, PluginFailure, PluginSpec, ToolCall};
-use scratchpad_tests::{Fixture, components, dump_all, scratchpad, turn};
+use scratchpad_tests::{Fixture, components, digest_of, dump_all, scratchpad, trusted, turn};
 use serde_json::{Value, json};
 
 /// The hostile component as plugin `hostile` with `config` and `limits`.
 fn hostile(config: Value, limits: Limits) -> PluginSpec {
-    PluginSpec { name: "hostile".into(), ..PluginSpec::file(components::HOSTILE_PATH) }
-        .with_config(config)
-        .with_limits(limits)
+    PluginSpec { name: "hostile".into(), ..trusted(components::HOSTILE_PATH) }.with_config(config).with_limits(limits)
 }
 
 /// The real scratchpad beside the hostile plugin, with sessions `s` and `other`.
@@ -171,7 +169,7 @@ async fn a_file_plugin_cannot_claim_the_built_in_scratchpads_data() {
     // A file named scratchpad.wasm, loaded without the built-in, would be named `scratchpad`.
     let impostor = fx.dir.path().join("scratchpad.wasm");
     std::fs::copy(components::HOSTILE_PATH, &impostor).unwrap();
-    let spec = PluginSpec::file(&impostor);
+    let spec = trusted(&impostor);
     assert_eq!(spec.name, "scratchpad");
     let error = Host::open(fx.config(vec![spec])).await.err().expect("the impostor was loaded");
     assert!(error.to_string().contains("the name `scratchpad` is reserved for the embedded component"), "{error}");
@@ -180,7 +178,7 @@ async fn a_file_plugin_cannot_claim_the_built_in_scratchpads_data() {
 #[tokio::test]
 async fn a_name_belongs_to_the_component_that_first_stored_under_it_until_an_upgrade() {
     let fx = Fixture::new();
-    let mine = |path: &str| PluginSpec { name: "mine".into(), ..PluginSpec::file(path) };
+    let mine = |path: &str| PluginSpec { name: "mine".into(), ..trusted(path) };
     let host = fx.open(vec![mine(components::PROBE_PATH)]).await;
     host.create_session("s", Origin::New).await.unwrap();
     host.call_tool(&turn("s", "t1"), "probe.write", r#"{"key":"k","value":"probe's"}"#).await.unwrap();
@@ -195,11 +193,12 @@ async fn a_name_belongs_to_the_component_that_first_stored_under_it_until_an_upg
     let error = Host::open(fx.config(vec![mine(components::HOSTILE_PATH)])).await.err().expect("refused");
     let message = error.to_string();
     assert!(message.contains("belongs to another component (sha256:"), "{message}");
-    assert!(message.contains("upgrade = true"), "{message}");
+    let hostile = digest_of(components::HOSTILE_PATH);
+    assert!(message.contains(&format!("upgrade = \"{hostile}\"")), "{message}");
 
     // The operator says it is a new version of the same plugin: it takes the name over, and
     // from then on the old component is the stranger.
-    fx.open(vec![mine(components::HOSTILE_PATH).upgrading()]).await;
+    fx.open(vec![mine(components::HOSTILE_PATH).upgrading_to(&hostile)]).await;
     fx.open(vec![mine(components::HOSTILE_PATH)]).await;
     let error = Host::open(fx.config(vec![mine(components::PROBE_PATH)])).await.err().expect("refused");
     assert!(error.to_string().contains("belongs to another component"), "{error}");

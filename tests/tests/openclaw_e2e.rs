@@ -177,7 +177,10 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
     // component looping forever ends in an error the turn survives; OpenClaw keeps serving.
     let copy = root.join("plugin");
     copy_dir(&package, &copy);
+    // Built here: loaded unsigned, granted what it asks for (injecting, with its storage).
     let probe = json!({ "name": "probe", "path": scratchpad_tests::components::PROBE_PATH,
+                        "allowUnsigned": true, "grants": ["inject", "storage", "config"],
+                        "config": { "powers": ["inject", "storage", "config"] },
                         "limits": { "call_timeout_ms": 500 } });
     let config = plugin_config(&db, vec![probe]);
     harness::declare_tools(&openclaw, &copy, &config);

@@ -2,14 +2,14 @@
 //! third-party component loads beside the scratchpad, its tool is routed to it, and its
 //! injection is composed with the scratchpad's in plugin order.
 
-use scratchpad_host::{Origin, Placement, PluginSpec};
-use scratchpad_tests::{Fixture, components, scratchpad, turn};
+use scratchpad_host::{Origin, Placement};
+use scratchpad_tests::{Fixture, components, scratchpad, trusted, turn};
 use serde_json::json;
 
 #[tokio::test]
 async fn the_readme_reminder_plugin_injects_beside_the_scratchpad() {
     let fx = Fixture::new();
-    let host = fx.open(vec![scratchpad(json!({})), PluginSpec::file(components::REMINDER_PATH)]).await;
+    let host = fx.open(vec![scratchpad(json!({})), trusted(components::REMINDER_PATH)]).await;
     let names: Vec<_> = host.plugins().into_iter().map(|p| p.name).collect();
     assert_eq!(names, ["scratchpad", "reminder_plugin"]);
 

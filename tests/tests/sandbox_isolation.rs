@@ -7,8 +7,8 @@ use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 
-use scratchpad_host::{Error, Host, Origin, PluginSpec, ToolErrorKind};
-use scratchpad_tests::{Fixture, components, dump, probe, scratchpad, turn};
+use scratchpad_host::{Error, Host, Origin, ToolErrorKind};
+use scratchpad_tests::{Fixture, components, dump, probe, scratchpad, trusted, turn};
 use serde_json::json;
 
 async fn beside_scratchpad(fx: &Fixture) -> Host {
@@ -151,13 +151,13 @@ async fn components_that_do_not_implement_the_contract_are_refused_saying_which_
         (
             "future",
             std::fs::read(components::FUTURE_PATH).unwrap(),
-            &["built against version 0.2.0", "implements 0.1.0"],
+            &["built against version 0.2.0", "implements 0.1.1"],
         ),
     ];
     for (name, bytes, needles) in cases {
         let path = fx.dir.path().join(format!("{name}.wasm"));
         std::fs::write(&path, &bytes).unwrap();
-        let plugins = vec![scratchpad(json!({})), PluginSpec::file(&path)];
+        let plugins = vec![scratchpad(json!({})), trusted(&path)];
         let err = Host::open(fx.config(plugins)).await.err().unwrap_or_else(|| panic!("{name} was loaded"));
         let message = err.to_string();
         assert!(matches!(&err, Error::Load { plugin, .. } if plugin == name), "{name}: {message}");
@@ -166,7 +166,7 @@ async fn components_that_do_not_implement_the_contract_are_refused_saying_which_
             assert!(message.contains(needle), "{name}: `{needle}` missing from: {message}");
         }
     }
-    let missing = PluginSpec::file(fx.dir.path().join("nowhere.wasm"));
+    let missing = trusted(fx.dir.path().join("nowhere.wasm"));
     let err = Host::open(fx.config(vec![scratchpad(json!({})), missing])).await.err().unwrap();
     assert!(matches!(&err, Error::Load { plugin, .. } if plugin == "nowhere"), "{err}");
     assert!(err.to_string().contains("nowhere.wasm") && err.to_string().contains("No such file"), "{err}");

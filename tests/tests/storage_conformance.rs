@@ -12,7 +12,7 @@ use scratchpad_host::{
     CheckpointTrigger, Error, Host, HostConfig, Limits, Observation, Origin, PluginSpec, Summarizer, Summary,
     SummaryFuture, SummaryRequest, ToolCall, ToolErrorKind, TurnContext,
 };
-use scratchpad_tests::{Fixture, components, probe, refusal, scratchpad, turn};
+use scratchpad_tests::{Fixture, components, digest_of, probe, refusal, scratchpad, trusted, turn};
 use serde_json::{Value, json};
 
 scratchpad_tests::on_both_backends!(
@@ -350,10 +350,14 @@ async fn many_hosts_opening_a_fresh_database_at_once_agree_on_its_schema(fx: Fix
 async fn a_plugin_name_stays_bound_to_the_component_that_owns_its_data(fx: Fixture) {
     let first = fx.open(vec![probe("p", "p")]).await;
     drop(first);
-    let impostor = PluginSpec { name: "p".into(), ..PluginSpec::file(components::HOSTILE_PATH) };
+    let impostor = PluginSpec { name: "p".into(), ..trusted(components::HOSTILE_PATH) };
     let err = Host::open(fx.config(vec![impostor.clone()])).await.err().expect("another component is refused");
     assert!(matches!(&err, Error::Load { plugin, message } if plugin == "p" && message.contains("sha256:")), "{err}");
-    Host::open(fx.config(vec![impostor.upgrading()])).await.expect("an upgrade takes the name over");
+    let wrong = impostor.clone().upgrading_to(&digest_of(components::PROBE_PATH));
+    let err = Host::open(fx.config(vec![wrong])).await.err().expect("an upgrade to another digest is refused");
+    assert!(err.to_string().contains("its upgrade names the component"), "{err}");
+    let upgrade = impostor.upgrading_to(&digest_of(components::HOSTILE_PATH));
+    Host::open(fx.config(vec![upgrade])).await.expect("an upgrade takes the name over");
     let err = Host::open(fx.config(vec![probe("p", "p")])).await.err().expect("now the old one is refused");
     assert!(matches!(err, Error::Load { .. }), "{err}");
 }

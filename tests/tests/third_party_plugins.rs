@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use scratchpad_host::{Error, Host, Limits, Origin, Placement, PluginFailure, PluginSpec, ToolCall, ToolErrorKind};
 use scratchpad_tests::third_party::{js_todo, python_redactor};
-use scratchpad_tests::{Fixture, dump_all, refusal, scratchpad, turn};
+use scratchpad_tests::{Fixture, dump_all, refusal, scratchpad, trusted, turn};
 use serde_json::{Value, json};
 
 const OPENAI_KEY: &str = "sk-proj-Abc123Def456Ghi789Jkl012Mno345";
@@ -20,12 +20,12 @@ const AWS_KEY: &str = "AKIAIOSFODNN7EXAMPLE";
 
 /// The redactor with `config` and the default limits.
 fn redactor(config: Value) -> PluginSpec {
-    PluginSpec { name: "redactor".into(), ..PluginSpec::file(python_redactor()).with_config(config) }
+    PluginSpec { name: "redactor".into(), ..trusted(python_redactor()).with_config(config) }
 }
 
 /// The todo list with `config` and the default limits.
 fn todo(config: Value) -> PluginSpec {
-    PluginSpec { name: "todo".into(), ..PluginSpec::file(js_todo()).with_config(config) }
+    PluginSpec { name: "todo".into(), ..trusted(js_todo()).with_config(config) }
 }
 
 /// `plugin` with a 5 s deadline instead of 500 ms and the default 64 MiB memory cap. The
@@ -307,4 +307,25 @@ async fn still_serving(host: &Host) {
         .expect("the scratchpad still serves");
     let prompt = host.before_query(&turn("s", "t2"), "next").await.expect("the next turn runs every plugin");
     assert!(prompt.text(Placement::PrependContext).contains("still here"));
+}
+
+#[tokio::test]
+async fn the_python_and_javascript_plugins_are_refused_without_grants_and_load_with_what_they_ask_for() {
+    use scratchpad_host::Grants;
+    use scratchpad_tests::third_party::{REDACTOR_POWERS, TODO_POWERS};
+    let fx = Fixture::new();
+    for (plugin, powers) in [(redactor(json!({})), REDACTOR_POWERS), (todo(json!({})), TODO_POWERS)] {
+        let name = plugin.name.clone();
+        let bare = plugin.clone().granting(Grants::NONE);
+        let message = match Host::open(fx.config(vec![bare])).await {
+            Err(Error::Load { plugin, message }) if plugin == name => message,
+            other => panic!("{name} was not refused at load: {:?}", other.map(|_| ())),
+        };
+        for power in powers.split(',') {
+            assert!(message.contains(&format!("`{power}`")), "{name}: {power} is listed: {message}");
+        }
+        let granted = Grants::parse(powers.split(',')).unwrap();
+        let host = fx.open(vec![plugin.granting(granted)]).await;
+        assert_eq!(host.plugins()[0].grants.join(","), powers, "{name} holds exactly what it asked for");
+    }
 }

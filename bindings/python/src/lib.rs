@@ -108,7 +108,11 @@ impl NativeHost {
             None => HostConfig::default(),
         };
         host_config.database = Location::parse(&location);
-        host_config.plugins.extend(plugins.iter().map(|p| PluginSpec::file(std::path::PathBuf::from(p))));
+        for source in &plugins {
+            let spec = PluginSpec::parse_source(source, std::path::Path::new("."))
+                .map_err(|e| PyValueError::new_err(format!("plugins: {e}")))?;
+            host_config.plugins.push(spec);
+        }
         let host = run(py, Host::open(host_config))?;
         Ok(NativeHost { host })
     }

@@ -124,6 +124,7 @@ def test_a_plugin_that_loops_times_out_while_other_threads_go_on(tmp_path):
     config.write_text(
         '[[plugin]]\nname = "scratchpad"\n[[plugin]]\nname = "probe"\n'
         f'path = {json.dumps(os.environ["SCRATCHPAD_PROBE"])}\n'
+        'allow_unsigned = true\ngrants = ["config"]\n[plugin.config]\npowers = ["config"]\n'
     )
     host = Host.open(str(tmp_path / "loop.db"), config=str(config))
     host.create_session("loop")

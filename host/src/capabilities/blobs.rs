@@ -73,6 +73,7 @@ impl Host for CallState {
         content: Resource<ObservationData>,
         entry: NewEntry,
     ) -> wasmtime::Result<Result<String, BlobError>> {
+        self.require(crate::grants::Power::Blobs)?;
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else {
             return Ok(Err(BlobError::Invalid("there is no session in this call".into())));
         };
@@ -134,6 +135,7 @@ impl Host for CallState {
     }
 
     async fn stat(&mut self, id: String) -> wasmtime::Result<Option<Entry>> {
+        self.require(crate::grants::Power::Blobs)?;
         let now = now_ms() as u64;
         if let Some(pending) = self.pending(&id) {
             return Ok(Some(to_wit(pending.entry(&self.plugin.name), now)));
@@ -144,6 +146,7 @@ impl Host for CallState {
     }
 
     async fn list_turn(&mut self, turn_id: String) -> wasmtime::Result<Vec<Entry>> {
+        self.require(crate::grants::Power::Blobs)?;
         let now = now_ms() as u64;
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(Vec::new()) };
         let mut entries = within_deadline(self.deadline, db.blob_list(Some(&plugin), &session, Some(&turn_id))).await?;
@@ -152,6 +155,7 @@ impl Host for CallState {
     }
 
     async fn read(&mut self, id: String, offset: u64, len: u32) -> wasmtime::Result<Result<Vec<u8>, BlobError>> {
+        self.require(crate::grants::Power::Blobs)?;
         if let Some(pending) = self.pending(&id) {
             return Ok(Ok(pending.content.slice(offset, len).to_vec()));
         }
@@ -164,6 +168,7 @@ impl Host for CallState {
     }
 
     async fn gc(&mut self) -> wasmtime::Result<u32> {
+        self.require(crate::grants::Power::Blobs)?;
         let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(0) };
         within_deadline(self.deadline, db.blob_gc(Some((&plugin, &session)), now_ms() as u64)).await
     }

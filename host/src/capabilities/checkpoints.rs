@@ -8,10 +8,12 @@ use crate::types::{Checkpoint, CheckpointTrigger};
 
 impl Host for CallState {
     fn available(&mut self) -> wasmtime::Result<bool> {
+        self.require(crate::grants::Power::Checkpoints)?;
         Ok(self.summarizer_available)
     }
 
     fn request(&mut self, request: wit::CheckpointRequest) -> wasmtime::Result<Result<(), String>> {
+        self.require(crate::grants::Power::Checkpoints)?;
         if !self.summarizer_available {
             return Ok(Err(
                 "the host has no summarizer: the embedding runtime gave it none (HostConfig::summarizer), \
@@ -29,6 +31,7 @@ impl Host for CallState {
     }
 
     async fn latest(&mut self) -> wasmtime::Result<Option<wit::Checkpoint>> {
+        self.require(crate::grants::Power::Checkpoints)?;
         let Some(scope) = &self.session else {
             return Ok(None);
         };
@@ -91,7 +94,9 @@ mod tests {
     use crate::config::{Encoding, Limits};
 
     fn call(summarizer_available: bool) -> CallState {
-        let info = Arc::new(PluginInfo { name: "p".into(), limits: Limits::default(), config_json: "{}".into() });
+        let grants = crate::grants::Grants::ALL;
+        let info =
+            Arc::new(PluginInfo { name: "p".into(), limits: Limits::default(), config_json: "{}".into(), grants });
         let mut state = CallState::new(info, Scope::default(), Arc::new(Tokenizer::new(Encoding::Cl100kBase)));
         state.summarizer_available = summarizer_available;
         state

@@ -5,6 +5,7 @@ use crate::capabilities::CallState;
 
 impl Host for CallState {
     fn get(&mut self) -> wasmtime::Result<String> {
+        self.require(crate::grants::Power::Config)?;
         Ok(self.plugin.config_json.clone())
     }
 }

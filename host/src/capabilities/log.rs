@@ -13,6 +13,7 @@ pub(crate) const CALL_BUDGET_BYTES: usize = 256 << 10;
 
 impl Host for CallState {
     fn log(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
+        self.require(crate::grants::Power::Log)?;
         if self.log_budget == 0 {
             return Ok(());
         }

@@ -7,14 +7,17 @@ use crate::capabilities::CallState;
 
 impl Host for CallState {
     fn set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), MetadataError>> {
+        self.require(crate::grants::Power::Metadata)?;
         Ok(self.scope.set_metadata(key, value))
     }
 
     fn get(&mut self, key: String) -> wasmtime::Result<Option<String>> {
+        self.require(crate::grants::Power::Metadata)?;
         Ok(self.scope.metadata(&key).map(|v| String::from_utf8_lossy(v).into_owned()))
     }
 
     fn remove(&mut self, key: String) -> wasmtime::Result<bool> {
+        self.require(crate::grants::Power::Metadata)?;
         Ok(self.scope.remove_metadata(&key))
     }
 }

@@ -40,6 +40,16 @@ pub(crate) struct PluginInfo {
     pub(crate) limits: Limits,
     /// The plugin's configuration as JSON object text.
     pub(crate) config_json: String,
+    /// The powers it holds (see [`crate::grants`]).
+    pub(crate) grants: crate::grants::Grants,
+}
+
+impl CallState {
+    /// A denial (a trap of this call) unless the plugin holds `power`: every import starts here.
+    #[inline]
+    pub(crate) fn require(&self, power: crate::grants::Power) -> wasmtime::Result<()> {
+        Ok(self.plugin.grants.require(power)?)
+    }
 }
 
 /// The data of one call's store: everything the imports need, and nothing that outlives the

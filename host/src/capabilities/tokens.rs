@@ -97,6 +97,7 @@ fn step_end(text: &str, max: usize) -> usize {
 
 impl Host for CallState {
     async fn count(&mut self, text: String) -> wasmtime::Result<u32> {
+        self.require(crate::grants::Power::Tokens)?;
         if text.len() <= INLINE_BYTES {
             return Ok(self.tokenizer.count(&text));
         }
@@ -106,6 +107,7 @@ impl Host for CallState {
     }
 
     fn encoding(&mut self) -> wasmtime::Result<String> {
+        self.require(crate::grants::Power::Tokens)?;
         Ok(self.tokenizer.encoding().as_str().to_owned())
     }
 }

@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 
 const KEYS = ["binary", "database", "cacheDir", "components", "requestTimeoutMs", "spawnCopiesState"];
-const COMPONENT_KEYS = ["name", "path", "config", "limits"];
+const COMPONENT_KEYS = ["name", "path", "config", "limits", "grants", "publisher", "allowUnsigned"];
 const LIMIT_KEYS = [
   "call_timeout_ms",
   "memory_bytes",
@@ -58,7 +58,7 @@ export function resolveConfig(raw = {}, env = process.env) {
     binary: config.binary ?? env.SCRATCHPAD_BIN ?? "scratchpad",
     database: resolve(config.database ?? join(stateDir, "scratchpad", "scratchpad.db")),
     cacheDir: config.cacheDir ? resolve(config.cacheDir) : undefined,
-    components: components?.map((c) => ({ ...c, path: c.path ? resolve(c.path) : undefined })),
+    components: components?.map((c) => ({ ...c, path: c.path && !c.path.startsWith("oci://") ? resolve(c.path) : c.path })),
     requestTimeoutMs: timeout ?? 15000,
     spawnCopiesState: config.spawnCopiesState ?? false,
   };
@@ -77,6 +77,15 @@ function checkComponent(component, where, problems) {
   }
   if (component.path !== undefined && (typeof component.path !== "string" || component.path === "")) {
     problems.push(`\`${where}.path\` must be a non-empty string`);
+  }
+  if (component.grants !== undefined && !(Array.isArray(component.grants) && component.grants.every((g) => typeof g === "string"))) {
+    problems.push(`\`${where}.grants\` must be an array of power names`);
+  }
+  if (component.publisher !== undefined && (typeof component.publisher !== "string" || component.publisher === "")) {
+    problems.push(`\`${where}.publisher\` must be a non-empty string`);
+  }
+  if (component.allowUnsigned !== undefined && typeof component.allowUnsigned !== "boolean") {
+    problems.push(`\`${where}.allowUnsigned\` must be a boolean`);
   }
   for (const key of ["config", "limits"]) {
     const value = component[key];
@@ -117,6 +126,9 @@ export function hostToml(config) {
   for (const component of config.components ?? []) {
     lines.push("", "[[plugin]]", `name = ${tomlValue(component.name)}`);
     if (component.path) lines.push(`path = ${tomlValue(component.path)}`);
+    if (component.grants) lines.push(`grants = ${tomlValue(component.grants)}`);
+    if (component.publisher) lines.push(`publisher = ${tomlValue(component.publisher)}`);
+    if (component.allowUnsigned) lines.push("allow_unsigned = true");
     if (component.config) lines.push(`config = ${tomlValue(component.config)}`);
     if (component.limits) lines.push(`limits = ${tomlValue(component.limits)}`);
   }

@@ -2,8 +2,8 @@
 //! configuration read from the `config` import on each call (each call is a fresh instance).
 
 use scratchpad_plugin_sdk::{
-    HostCheckpoints, HostMetadata, HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, ToolCall, ToolError,
-    Turn, export_plugin,
+    HostCheckpoints, HostMetadata, HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, Power, ToolCall,
+    ToolError, Turn, export_plugin,
 };
 
 use crate::{Config, Guard, guard};
@@ -32,6 +32,18 @@ fn with<R>(fallback: R, f: impl FnOnce(&mut HostGuard<'_>) -> R) -> R {
 }
 
 impl Plugin for Component {
+    const POWERS: &'static [Power] = &[
+        Power::Inject,
+        Power::CompactionWarnings,
+        Power::ReadToolTraffic,
+        Power::Storage,
+        Power::Metadata,
+        Power::Checkpoints,
+        Power::Tokens,
+        Power::Log,
+        Power::Config,
+    ];
+
     fn load() -> Result<Manifest, String> {
         guard::load(&Config::from_json(&scratchpad_plugin_sdk::config())?, &HostCheckpoints)
     }

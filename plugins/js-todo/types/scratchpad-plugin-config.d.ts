@@ -1,2 +1,2 @@
-/** @module Interface scratchpad:plugin/config@0.1.0 **/
+/** @module Interface scratchpad:plugin/config@0.1.1 **/
 export function get(): string;

@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/log@0.1.0 **/
+/** @module Interface scratchpad:plugin/log@0.1.1 **/
 export function log(level: Level, message: string): void;
 /**
  * # Variants

@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/types@0.1.0 **/
+/** @module Interface scratchpad:plugin/types@0.1.1 **/
 export interface ToolSpec {
   name: string,
   description: string,

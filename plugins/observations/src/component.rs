@@ -3,8 +3,8 @@
 //! the `config` import on each call (each call runs in a fresh instance).
 
 use scratchpad_plugin_sdk::{
-    BlobError, ContentKind, Entry, Level, Manifest, NewEntry, Observation, Plugin, ToolCall, ToolError, ToolOutput,
-    ToolSpec, Turn, blobs, export_plugin,
+    BlobError, ContentKind, Entry, Level, Manifest, NewEntry, Observation, Plugin, Power, ToolCall, ToolError,
+    ToolOutput, ToolSpec, Turn, blobs, export_plugin,
 };
 
 use crate::{Blobs, Config, Observations, Source};
@@ -66,6 +66,16 @@ fn with<R>(fallback: R, f: impl FnOnce(&mut Observations<'_, HostBlobs>) -> R) -
 }
 
 impl Plugin for Component {
+    const POWERS: &'static [Power] = &[
+        Power::ReadToolTraffic,
+        Power::RewriteToolCalls,
+        Power::BlockToolCalls,
+        Power::ReplaceToolResults,
+        Power::Blobs,
+        Power::Log,
+        Power::Config,
+    ];
+
     fn load() -> Result<Manifest, String> {
         Config::from_json(&scratchpad_plugin_sdk::config()).map(|config| crate::manifest(&config))
     }

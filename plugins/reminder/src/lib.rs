@@ -2,12 +2,15 @@
 //! that shows the reminder before every message. It is the README's plugin-authoring example.
 
 use scratchpad_plugin_sdk::{
-    HostStorage, Injection, Manifest, Placement, Plugin, Storage, ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
+    HostStorage, Injection, Manifest, Placement, Plugin, Power, Storage, ToolError, ToolOutput, ToolSpec, Turn,
+    export_plugin,
 };
 
 struct Reminder;
 
 impl Plugin for Reminder {
+    const POWERS: &'static [Power] = &[Power::Inject, Power::Storage];
+
     fn load() -> Result<Manifest, String> {
         let parameters = r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#;
         let description = "Set a reminder shown before every message.";

@@ -29,12 +29,14 @@ pub mod args;
 mod checkpoints;
 pub mod config;
 mod metadata;
+mod power;
 mod storage;
 
 pub use checkpoints::{
     Checkpoint, CheckpointRequest, Checkpoints, HostCheckpoints, RecordedCheckpoints, Summary, Trigger,
 };
 pub use metadata::{HostMetadata, MemoryMetadata, Metadata, MetadataError};
+pub use power::Power;
 pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer, WordTokenizer};
 
 /// The raw bindings generated from the WIT contract. Most plugins need only the re-exports at
@@ -77,6 +79,18 @@ pub fn config() -> String {
 ///
 /// The meaning of each hook is documented on the WIT contract (`wit/plugin.wit`).
 pub trait Plugin {
+    /// The powers this plugin asks for: every hook answer and import it uses beyond the
+    /// defaults needs one ([`Power`]). A host loads it only when it grants all of them, and
+    /// denies what is not listed here. Default: none.
+    const POWERS: &'static [Power] = &[];
+
+    /// The powers this plugin asks for when the host loads it. Default: [`Plugin::POWERS`].
+    /// Override it only to ask according to the configuration ([`config`], readable here when
+    /// the host grants `config`), e.g. `blobs` only when offloading is on.
+    fn requested_powers() -> Vec<Power> {
+        Self::POWERS.to_vec()
+    }
+
     /// A session is being created. Default: no guidance, no inheritance.
     fn before_session_create(session: SessionInfo) -> SessionSetup {
         let _ = session;
@@ -136,6 +150,12 @@ pub trait Plugin {
     }
 }
 
+impl<T: Plugin> bindings::exports::scratchpad::plugin::permissions::Guest for T {
+    fn requested() -> Vec<String> {
+        T::requested_powers().into_iter().map(|power| power.name().to_owned()).collect()
+    }
+}
+
 impl<T: Plugin> bindings::exports::scratchpad::plugin::lifecycle::Guest for T {
     fn load() -> Result<Manifest, String> {
         <T as Plugin>::load()
@@ -189,6 +209,7 @@ macro_rules! export_plugin {
         #[cfg(not(target_arch = "wasm32"))]
         const _: () = {
             let _ = (
+                <$plugin as $crate::Plugin>::requested_powers,
                 <$plugin as $crate::Plugin>::load,
                 <$plugin as $crate::Plugin>::before_session_create,
                 <$plugin as $crate::Plugin>::before_query,

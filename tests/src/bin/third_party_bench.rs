@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use scratchpad_host::{Host, HostConfig, Limits, Origin, PluginSpec, ToolCall, TurnContext};
 use scratchpad_tests::components::REMINDER_PATH;
 use scratchpad_tests::third_party::{js_todo, python_redactor};
+use scratchpad_tests::trusted;
 
 /// One plugin and the calls that exercise it.
 struct Contender {
@@ -72,7 +73,7 @@ fn main() {
 
 fn spec(contender: &Contender) -> PluginSpec {
     let limits = Limits { call_timeout: Duration::from_secs(10), ..Limits::default() };
-    PluginSpec { name: contender.name.into(), ..PluginSpec::file(&contender.path).with_limits(limits) }
+    PluginSpec { name: contender.name.into(), ..trusted(&contender.path).with_limits(limits) }
 }
 
 fn config(dir: &Path, contender: &Contender, cache: Option<PathBuf>) -> HostConfig {

@@ -1,6 +1,6 @@
 //! A plugin built against a later version of the contract: it imports
 //! `scratchpad:plugin/config@0.2.0` and exports `scratchpad:plugin/lifecycle@0.2.0`, so a
-//! 0.1.0 host must refuse it at load, saying which version it was built for.
+//! 0.1.x host must refuse it at load, saying which version it was built for.
 //! Only the wasm build has content; the native build (for `cargo clippy --workspace`) is empty.
 
 #[cfg(target_arch = "wasm32")]

@@ -33,6 +33,7 @@ mod component {
 
     use exports::scratchpad::plugin::hooks::Guest as Hooks;
     use exports::scratchpad::plugin::lifecycle::{Guest as Lifecycle, Manifest};
+    use exports::scratchpad::plugin::permissions::Guest as Permissions;
     use exports::scratchpad::plugin::tools::Guest as Tools;
     use scratchpad::plugin::observation::Observation;
     use scratchpad::plugin::types::{
@@ -63,6 +64,30 @@ mod component {
     fn empty_injections(count: u64) -> Vec<Injection> {
         let _ = storage::set("was-here", b"1");
         (0..count).map(|_| Injection { placement: Placement::AppendContext, text: String::new() }).collect()
+    }
+
+    /// It asks for every power there is, as a plugin that wants everything would.
+    impl Permissions for Hostile {
+        fn requested() -> Vec<String> {
+            [
+                "inject",
+                "guidance",
+                "rewrite-tool-calls",
+                "block-tool-calls",
+                "replace-tool-results",
+                "compaction-warnings",
+                "read-tool-traffic",
+                "storage",
+                "metadata",
+                "blobs",
+                "checkpoints",
+                "tokens",
+                "log",
+                "config",
+            ]
+            .map(String::from)
+            .to_vec()
+        }
     }
 
     impl Lifecycle for Hostile {

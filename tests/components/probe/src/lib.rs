@@ -19,7 +19,7 @@
 //! before doing its verb, so a test can check the writes of a failed call do not persist.
 
 use scratchpad_plugin_sdk::{
-    BlobError, Injection, Manifest, NewEntry, Observation, Placement, Plugin, Storage, StorageError, ToolCall,
+    BlobError, Injection, Manifest, NewEntry, Observation, Placement, Plugin, Power, Storage, StorageError, ToolCall,
     ToolError, ToolOutput, ToolSpec, Turn, blobs, export_plugin,
 };
 use serde_json::{Value, json};
@@ -56,6 +56,24 @@ fn spec(name: String) -> ToolSpec {
 }
 
 impl Plugin for Probe {
+    /// Everything a probe may use, unless its configuration's `powers` (names) says what to ask.
+    const POWERS: &'static [Power] = &[
+        Power::Inject,
+        Power::RewriteToolCalls,
+        Power::ReplaceToolResults,
+        Power::ReadToolTraffic,
+        Power::Storage,
+        Power::Blobs,
+        Power::Config,
+    ];
+
+    fn requested_powers() -> Vec<Power> {
+        match config()["powers"].as_array() {
+            Some(names) => names.iter().filter_map(Value::as_str).filter_map(Power::parse).collect(),
+            None => Self::POWERS.to_vec(),
+        }
+    }
+
     fn load() -> Result<Manifest, String> {
         let prefix = prefix();
         let mut tools: Vec<ToolSpec> = VERBS.iter().map(|v| spec(format!("{prefix}.{v}"))).collect();
