@@ -240,6 +240,21 @@ fn load(c: &mut Criterion) {
     group.finish();
 }
 
+/// What powers cost a call (issue 27): the checks one `before_query` of the scratchpad makes,
+/// one for the hook and one for each of its six imports, each a bit test of the set the host
+/// settled at load. Compare with `before_query/component`.
+fn grants(c: &mut Criterion) {
+    use scratchpad_host::{Grants, Power};
+    let held = scratchpad_host::embedded::grants("scratchpad");
+    let checks = [Power::Inject, Power::Config, Power::Storage, Power::Storage, Power::Tokens, Power::Log, Power::Log];
+    let mut group = c.benchmark_group("grants");
+    group.bench_function("before_query_checks", |b| {
+        b.iter(|| checks.iter().all(|power| std::hint::black_box(held).has(*power)))
+    });
+    group.bench_function("settle_at_load", |b| b.iter(|| Grants::parse(std::hint::black_box(held.names())).unwrap()));
+    group.finish();
+}
+
 /// Instantiation alone (no call): wasmtime's pooling allocator against on-demand allocation.
 fn instantiation(c: &mut Criterion) {
     let rt = runtime();
@@ -487,7 +502,7 @@ impl Operations {
     }
 }
 
-criterion_group!(benches, hooks, load, instantiation, observations, concurrency, round_trips);
+criterion_group!(benches, hooks, grants, load, instantiation, observations, concurrency, round_trips);
 
 fn main() {
     // A throughput child process (`fleet::processes`) runs its workload and nothing else.
