@@ -13,7 +13,9 @@
 //! same natively), `range_read` (2 KB of a 100 MB observation), `offload` (a 1 MB observation),
 //! `offload_100mb`.
 //! The second argument is seconds (default 10) or, with a trailing `x`, a number of calls
-//! (`5000x`: what callgrind wants). Prints the mean time per call.
+//! (`5000x`: what callgrind wants). Prints the mean time per call, and the process's page
+//! faults and CPU time per call over the loop (`getrusage`), which count the work done off the
+//! call's path too (recycling instances on other threads).
 
 use std::time::{Duration, Instant};
 
@@ -85,6 +87,7 @@ async fn main() {
             native.call_tool("native", "t", 0, "session.scratchpad", args).await.unwrap();
         }
     }
+    let before = usage();
     let started = Instant::now();
     let mut calls = 0u64;
     loop {
@@ -115,5 +118,29 @@ async fn main() {
         calls += 1;
     }
     let took = started.elapsed();
-    println!("{operation}: {calls} calls, {:.1} µs per call", took.as_secs_f64() * 1e6 / calls as f64);
+    let after = usage();
+    let per_call = |n: f64| n / calls as f64;
+    println!(
+        "{operation}: {calls} calls, {:.1} µs per call; per call: {:.2} minor + {:.2} major page faults, {:.1} µs CPU",
+        took.as_secs_f64() * 1e6 / calls as f64,
+        per_call((after.ru_minflt - before.ru_minflt) as f64),
+        per_call((after.ru_majflt - before.ru_majflt) as f64),
+        per_call(cpu_micros(&after) - cpu_micros(&before)),
+    );
+}
+
+/// The whole process's resource usage so far (every thread: the recycling tasks too).
+fn usage() -> libc::rusage {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    assert_eq!(status, 0, "getrusage");
+    // SAFETY: filled above (and zeroed before).
+    unsafe { usage.assume_init() }
+}
+
+/// User plus system CPU time in microseconds.
+fn cpu_micros(usage: &libc::rusage) -> f64 {
+    let micros = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
+    micros(usage.ru_utime) + micros(usage.ru_stime)
 }

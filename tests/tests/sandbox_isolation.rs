@@ -7,7 +7,7 @@ use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 
-use scratchpad_host::{Error, Host, Origin, ToolErrorKind};
+use scratchpad_host::{Error, Host, InstanceAllocation, Origin, ToolErrorKind};
 use scratchpad_tests::{Fixture, components, dump, probe, scratchpad, trusted, turn};
 use serde_json::json;
 
@@ -190,3 +190,32 @@ async fn nothing_an_instance_keeps_in_its_memory_reaches_a_later_call() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_secret_a_call_leaves_on_its_stack_or_heap_is_not_in_the_next_calls_memory() {
+    // Every way instances are made: from the pool (whose slots are reset in place, keeping
+    // pages resident) or mapped per instance, made ahead or in the call.
+    for allocation in [InstanceAllocation::Pooling, InstanceAllocation::OnDemand] {
+        for warm_instances in [0, 2] {
+            let fx = Fixture::new();
+            let mut config = fx.config(vec![probe("probe", "p")]);
+            (config.instance_allocation, config.warm_instances) = (allocation, warm_instances);
+            let host = Host::open(config).await.unwrap();
+            host.create_session("s", Origin::New).await.unwrap();
+            let how = format!("{allocation:?}, warm_instances = {warm_instances}");
+            for i in 0..3 {
+                let secret = format!("SECRET-{i}-4f9c2a");
+                let stash = json!({ "secret": secret }).to_string();
+                let out = host.call_tool(&turn("s", &format!("a{i}")), "p.stash", &stash).await.unwrap();
+                let stashed: serde_json::Value = serde_json::from_str(&out.content).unwrap();
+                assert_eq!(stashed["echo"], json!([secret, secret]), "{how}: the probe reads its own stash back");
+                for place in ["stack", "heap"] {
+                    let peek = json!({ "addr": stashed[place], "len": stashed["len"] }).to_string();
+                    let seen = host.call_tool(&turn("s", &format!("b{i}")), "p.peek", &peek).await.unwrap().content;
+                    assert!(!seen.contains("SECRET"), "{how}: call {i} found the last call's {place} secret: {seen:?}");
+                }
+            }
+        }
+    }
+}
+

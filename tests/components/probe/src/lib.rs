@@ -15,6 +15,12 @@
 //! makes `before-tool-call` and `after-tool-result` answer with what they were given (its size
 //! and start), so a test sees what the plugin before it in the chain handed on.
 //!
+//! `stash` copies `{"secret": …}` into a buffer on its stack and one on its heap (both in its
+//! linear memory) and answers their addresses, with what reading them back there gives;
+//! `peek` answers what is at `{"addr": …, "len": …}` of its memory now (or that it is past the
+//! memory's end). A later call that peeks at a stash's addresses sees what a fresh instance
+//! has there, never the secret.
+//!
 //! Every tool takes an optional `mark` argument: a key the probe stores (value `marked`)
 //! before doing its verb, so a test can check the writes of a failed call do not persist.
 
@@ -39,6 +45,8 @@ const VERBS: &[&str] = &[
     "env",
     "net",
     "count",
+    "stash",
+    "peek",
 ];
 
 struct Probe;
@@ -202,6 +210,20 @@ impl Plugin for Probe {
                 static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
                 (CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1).to_string()
             }
+            "stash" => {
+                let secret = text("secret").into_bytes();
+                let mut on_stack = [0u8; 256];
+                let len = secret.len().min(on_stack.len());
+                on_stack[..len].copy_from_slice(&secret[..len]);
+                let on_heap: &'static mut [u8] = Box::leak(secret.clone().into_boxed_slice());
+                let (stack, heap) = (std::hint::black_box(&on_stack).as_ptr() as usize, on_heap.as_ptr() as usize);
+                let echo = (peek(stack, len), peek(heap, len));
+                json!({ "stack": stack, "heap": heap, "len": len, "echo": [echo.0, echo.1] }).to_string()
+            }
+            "peek" => {
+                let (addr, len) = (args["addr"].as_u64().unwrap_or(0), args["len"].as_u64().unwrap_or(0));
+                peek(addr as usize, len.min(4096) as usize)
+            }
             "net" => match std::net::TcpStream::connect(text("addr")) {
                 Ok(_) => "CONNECTED".to_owned(),
                 Err(e) => format!("denied: {e}"),
@@ -249,3 +271,19 @@ fn recurse_memory(depth: u64) -> u64 {
 }
 
 export_plugin!(Probe);
+
+/// What `len` bytes at `addr` of this instance's linear memory hold now, as lossy text, or
+/// `past the end` when they are not all inside it. Volatile reads: the compiler must not assume
+/// what is there.
+fn peek(addr: usize, len: usize) -> String {
+    #[cfg(target_arch = "wasm32")]
+    let end = core::arch::wasm32::memory_size(0) * 65536;
+    #[cfg(not(target_arch = "wasm32"))]
+    let end = 0;
+    if addr.checked_add(len).is_none_or(|last| last > end) {
+        return "past the end".to_owned();
+    }
+    let bytes: Vec<u8> = (0..len).map(|i| unsafe { std::ptr::read_volatile((addr + i) as *const u8) }).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
