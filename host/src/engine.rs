@@ -18,6 +18,8 @@ pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
 const KEEP_RESIDENT: usize = 4 << 20;
 /// Bytes of each pooled table kept resident likewise.
 const KEEP_RESIDENT_TABLES: usize = 64 << 10;
+/// Bytes of each pooled fiber stack kept resident and zeroed with memset.
+const KEEP_RESIDENT_STACK: usize = 64 << 10;
 
 /// The environment variable that turns on wasmtime's perf map (`perfmap`).
 const PROFILER_ENV: &str = "SCRATCHPAD_WASM_PROFILER";
@@ -48,7 +50,10 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAlloc
         // memset). The next instance still sees exactly its initial memory.
         .linear_memory_keep_resident(KEEP_RESIDENT)
         .table_keep_resident(KEEP_RESIDENT_TABLES)
-        .pagemap_scan(Enabled::Auto);
+        .pagemap_scan(Enabled::Auto)
+        // The zeroed fiber stacks (`async_stack_zeroing` below): the first bytes are zeroed
+        // with memset and stay resident, the rest by the kernel (a system call).
+        .async_stack_keep_resident(KEEP_RESIDENT_STACK);
 
     let strategy = match allocation {
         InstanceAllocation::Pooling => InstanceAllocationStrategy::Pooling(pool),
@@ -59,6 +64,10 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAlloc
         .wasm_component_model(true)
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
+        // Defense in depth: a fiber stack is zeroed before another call uses it, so a bug in
+        // compiled code reading a stack slot before writing it could not see another plugin's
+        // call. Its cost was within the noise of `hot_loop before_query` (docs/benchmarks.md).
+        .async_stack_zeroing(true)
         .allocation_strategy(strategy);
     // `SCRATCHPAD_WASM_PROFILER=perfmap` names compiled wasm functions for `perf` (written to
     // /tmp/perf-<pid>.map), so a profile of the host shows which plugin function the time went

@@ -218,4 +218,3 @@ async fn a_secret_a_call_leaves_on_its_stack_or_heap_is_not_in_the_next_calls_me
         }
     }
 }
-

@@ -286,4 +286,3 @@ fn peek(addr: usize, len: usize) -> String {
     let bytes: Vec<u8> = (0..len).map(|i| unsafe { std::ptr::read_volatile((addr + i) as *const u8) }).collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
-
