@@ -36,6 +36,11 @@ use crate::Result;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 
+/// The largest blob read served on the calling thread ([`Backend::read_known`]): a slice the
+/// model reads (2 KB by default) is one `pread` of page-cached bytes, cheaper than the hand-off
+/// to the blocking pool and back; larger reads make the trip.
+pub(crate) const INLINE_READ_BYTES: usize = 64 << 10;
+
 /// What a storage backend does for the host. Every method is one unit of work on the
 /// database: atomic, and either done whole or not at all.
 #[async_trait]
@@ -87,6 +92,14 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// Whether [`Backend::peek_head`] ever answers (else nothing is kept hot).
     fn peeks(&self) -> bool {
         false
+    }
+    /// [`Backend::blob_read`] of an `entry` known to exist (its `stat` is served from memory,
+    /// `entries.rs`), on the calling thread without a trip, when the backend can; `None` when it
+    /// cannot, and then the read makes its trip. Called only for reads of at most
+    /// [`INLINE_READ_BYTES`], so the thread it holds is held for one small read.
+    fn read_known(&self, entry: &BlobEntry, offset: u64, len: usize) -> Option<Result<Vec<u8>>> {
+        let _ = (entry, offset, len);
+        None
     }
 
     // Reads for the embedder.
@@ -219,6 +232,27 @@ impl Db {
             _ => self.hot.forget(session),
         }
         outcome
+    }
+
+    /// [`Backend::blob_read`]; a small read of an entry known to exist is served on the calling
+    /// thread when the backend can ([`Backend::read_known`]).
+    pub(crate) async fn blob_read(
+        &self,
+        plugin: &str,
+        session: &str,
+        id: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        if len <= INLINE_READ_BYTES
+            && let Some(entry) = self.entries.get(plugin, session, id, now_ms() as u64)
+            && let Some(read) = self.backend.read_known(&entry, offset, len)
+        {
+            // Nothing above awaited: let the runtime's other tasks run (as a hot begin does).
+            tokio::task::consume_budget().await;
+            return read.map(Some);
+        }
+        self.backend.blob_read(plugin, session, id, offset, len).await
     }
 
     /// [`Backend::blob_stat`], from memory for an entry read before that has not expired

@@ -91,8 +91,7 @@ pub(crate) fn read(
     let found: Option<(i64, bool)> =
         entry.query_row(params![id, plugin, session], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
     let Some((size, in_file)) = found else { return Ok(None) };
-    let start = offset.min(size as u64) as usize;
-    let end = start.saturating_add(len).min(size as usize);
+    let (start, end) = clamp(size as u64, offset, len);
     if in_file {
         return contents.read(id, start as u64, end - start).map(Some);
     }
@@ -111,6 +110,13 @@ pub(crate) fn read(
         at += take;
     }
     Ok(Some(buf))
+}
+
+/// The byte range `[start, end)` a read of `len` bytes from `offset` gets of an entry of `size`
+/// bytes: cut at the entry's end, empty past it.
+pub(crate) fn clamp(size: u64, offset: u64, len: usize) -> (usize, usize) {
+    let start = offset.min(size) as usize;
+    (start, start.saturating_add(len).min(size as usize))
 }
 
 /// Removes expired entries (of one plugin and session when given), their rows first and then

@@ -122,19 +122,31 @@ impl Contents {
     /// Bytes `[offset, offset + len)` of entry `id`'s content (the caller has clamped the range
     /// to the entry's size). A missing file or one shorter than the range is damage: an error.
     pub(crate) fn read(&self, id: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let damaged = |error: std::io::Error| {
-            let what = format!(
-                "observation {id} is damaged: its content file in {} does not hold bytes {offset}..{} \
-                 ({error}); the entry cannot be read",
-                self.dir.display(),
-                offset + len as u64
-            );
-            crate::Error::Other(anyhow::anyhow!(what))
+        self.read_present(id, offset, len)
+            .unwrap_or_else(|| Err(self.damaged(id, offset, len, std::io::Error::from(ErrorKind::NotFound))))
+    }
+
+    /// [`Contents::read`] for a caller that does not know whether the entry's content is in a
+    /// file (entries stored in chunks by earlier versions are not): `None` when there is no
+    /// file, and a file shorter than the range is damage, as there.
+    pub(crate) fn read_present(&self, id: &str, offset: u64, len: usize) -> Option<Result<Vec<u8>>> {
+        let file = match self.path(id).and_then(File::open) {
+            Ok(file) => file,
+            Err(error) if error.kind() == ErrorKind::NotFound => return None,
+            Err(error) => return Some(Err(self.damaged(id, offset, len, error))),
         };
-        let file = File::open(self.path(id).map_err(damaged)?).map_err(damaged)?;
         let mut buf = vec![0; len];
-        file.read_exact_at(&mut buf, offset).map_err(damaged)?;
-        Ok(buf)
+        Some(file.read_exact_at(&mut buf, offset).map(|()| buf).map_err(|error| self.damaged(id, offset, len, error)))
+    }
+
+    fn damaged(&self, id: &str, offset: u64, len: usize, error: std::io::Error) -> crate::Error {
+        let what = format!(
+            "observation {id} is damaged: its content file in {} does not hold bytes {offset}..{} \
+             ({error}); the entry cannot be read",
+            self.dir.display(),
+            offset + len as u64
+        );
+        crate::Error::Other(anyhow::anyhow!(what))
     }
 
     /// Removes the files of `ids` (those already gone are skipped).

@@ -223,6 +223,11 @@ impl Backend for Sqlite {
         true
     }
 
+    fn read_known(&self, entry: &BlobEntry, offset: u64, len: usize) -> Option<Result<Vec<u8>>> {
+        let (start, end) = blobs::clamp(entry.size_bytes, offset, len);
+        self.0.contents.read_present(&entry.id, start as u64, end - start)
+    }
+
     async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
         let session = owned(session);
         self.run(move |conn| state::dump(conn, &session)).await
