@@ -135,10 +135,31 @@ fn connect(path: &Path) -> anyhow::Result<Connection> {
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // WAL lets readers proceed while a writer commits; FULL sync makes an acknowledged commit
     // survive a power loss, not only a process crash.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    set_wal(&conn).context("setting the WAL journal mode")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
+}
+
+/// Sets the WAL journal mode. On a fresh database the first connection to do it turns the file
+/// from a rollback journal into WAL; another connection doing the same at that moment holds a
+/// shared lock that it would have to upgrade, and SQLite answers such a connection "busy" at
+/// once, without its busy handler (which could deadlock). So "busy" is retried here, for as
+/// long as the busy timeout allows (several hosts opening one new database at once).
+fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(error, _))
+                if error.code == rusqlite::ErrorCode::DatabaseBusy && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            done => return done,
+        }
+    }
 }
 
 /// A connection for peeks: read-only, and never waiting for a lock (a busy database makes the
