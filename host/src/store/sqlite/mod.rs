@@ -330,3 +330,36 @@ impl Backend for Sqlite {
         self.run(move |conn| identities::import(conn, &identities)).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Barrier;
+
+    use super::*;
+
+    /// Connections opened at the same moment on a database that does not exist yet all get
+    /// one: the race to turn the new file to WAL mode is waited out, never an error.
+    #[test]
+    fn connections_racing_to_set_up_a_new_database_all_open() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..20 {
+            let path = dir.path().join(format!("new-{round}.db"));
+            let start = Barrier::new(8);
+            std::thread::scope(|scope| {
+                let opening: Vec<_> = (0..8)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            connect(&path)
+                        })
+                    })
+                    .collect();
+                for connection in opening {
+                    let conn = connection.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e:#}"));
+                    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+                    assert_eq!(mode, "wal");
+                }
+            });
+        }
+    }
+}
