@@ -56,7 +56,7 @@ pub fn build(components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
 pub fn build_for(target: &str, components: &[Component], watch: &[&str]) -> Vec<PathBuf> {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let workspace = find_workspace(&manifest_dir);
-    for watched in watch.iter().chain(["wit", "plugins/sdk", "Cargo.lock", "Cargo.toml"].iter()) {
+    for watched in watch.iter().chain(["wit", "plugins/sdk", "powers", "Cargo.lock", "Cargo.toml"].iter()) {
         println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
     }
     ensure_target_installed(target);

@@ -22,94 +22,11 @@
 
 use std::fmt;
 
-/// A power a plugin may hold. The names are the contract's (`wit/plugin.wit`, `permissions`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Power {
-    /// `before-query` is called and its injections reach the prompt.
-    Inject,
-    /// `before-session-create`'s standing guidance reaches every prompt.
-    Guidance,
-    /// `before-tool-call` may replace a call's arguments.
-    RewriteToolCalls,
-    /// `before-tool-call` may block a call.
-    BlockToolCalls,
-    /// `after-tool-result` may replace what the model sees of a result.
-    ReplaceToolResults,
-    /// `before-compaction` is called and its warning reaches the runtime.
-    CompactionWarnings,
-    /// `before-tool-call` and `after-tool-result` are called for tools the plugin does not own,
-    /// so it reads their arguments and results.
-    ReadToolTraffic,
-    /// The `storage` import (and copying a parent session's state on fork or spawn).
-    Storage,
-    /// The `metadata` import.
-    Metadata,
-    /// The `blobs` import.
-    Blobs,
-    /// The `checkpoints` import.
-    Checkpoints,
-    /// The `tokens` import.
-    Tokens,
-    /// The `log` import.
-    Log,
-    /// The `config` import.
-    Config,
-}
+pub use scratchpad_powers::Power;
 
-impl Power {
-    /// Every power, in the contract's order.
-    pub const ALL: [Power; 14] = [
-        Power::Inject,
-        Power::Guidance,
-        Power::RewriteToolCalls,
-        Power::BlockToolCalls,
-        Power::ReplaceToolResults,
-        Power::CompactionWarnings,
-        Power::ReadToolTraffic,
-        Power::Storage,
-        Power::Metadata,
-        Power::Blobs,
-        Power::Checkpoints,
-        Power::Tokens,
-        Power::Log,
-        Power::Config,
-    ];
-
-    /// The power's name in the contract and in configuration files.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Power::Inject => "inject",
-            Power::Guidance => "guidance",
-            Power::RewriteToolCalls => "rewrite-tool-calls",
-            Power::BlockToolCalls => "block-tool-calls",
-            Power::ReplaceToolResults => "replace-tool-results",
-            Power::CompactionWarnings => "compaction-warnings",
-            Power::ReadToolTraffic => "read-tool-traffic",
-            Power::Storage => "storage",
-            Power::Metadata => "metadata",
-            Power::Blobs => "blobs",
-            Power::Checkpoints => "checkpoints",
-            Power::Tokens => "tokens",
-            Power::Log => "log",
-            Power::Config => "config",
-        }
-    }
-
-    /// The power named `name`, if there is one.
-    pub fn parse(name: &str) -> Option<Power> {
-        Power::ALL.into_iter().find(|power| power.name() == name)
-    }
-
-    const fn bit(self) -> u16 {
-        1 << self as u8
-    }
-}
-
-impl fmt::Display for Power {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// `power`'s bit in a [`Grants`].
+const fn bit(power: Power) -> u16 {
+    1 << power.index()
 }
 
 /// A set of powers.
@@ -128,7 +45,7 @@ impl Grants {
         let mut bits = 0;
         let mut i = 0;
         while i < powers.len() {
-            bits |= powers[i].bit();
+            bits |= bit(powers[i]);
             i += 1;
         }
         Grants(bits)
@@ -154,12 +71,12 @@ impl Grants {
     /// Whether `power` is in the set.
     #[inline]
     pub const fn has(self, power: Power) -> bool {
-        self.0 & power.bit() != 0
+        self.0 & bit(power) != 0
     }
 
     /// The set with `power` added.
     pub const fn with(self, power: Power) -> Grants {
-        Grants(self.0 | power.bit())
+        Grants(self.0 | bit(power))
     }
 
     /// The powers of `self` that `other` lacks.

@@ -29,14 +29,14 @@ pub mod args;
 mod checkpoints;
 pub mod config;
 mod metadata;
-mod power;
 mod storage;
 
 pub use checkpoints::{
     Checkpoint, CheckpointRequest, Checkpoints, HostCheckpoints, RecordedCheckpoints, Summary, Trigger,
 };
 pub use metadata::{HostMetadata, MemoryMetadata, Metadata, MetadataError};
-pub use power::Power;
+/// The powers a plugin asks for, by the names the host grants (crate `scratchpad-powers`).
+pub use scratchpad_powers::Power;
 pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer, WordTokenizer};
 
 /// The raw bindings generated from the WIT contract. Most plugins need only the re-exports at
