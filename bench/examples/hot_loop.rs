@@ -11,7 +11,8 @@
 //! benchmark's component row), `native` (the same on the native baseline), `append` (a tool call
 //! with its commit, the notes reset every 1,000 appends as in the benchmark; `native_append` the
 //! same natively), `range_read` (2 KB of a 100 MB observation), `offload` (a 1 MB observation),
-//! `offload_100mb`.
+//! `offload_100mb`, `instantiate` (a fresh instance of the scratchpad plugin made and dropped,
+//! never called: the `instantiate/pooling` row).
 //! The second argument is seconds (default 10) or, with a trailing `x`, a number of calls
 //! (`5000x`: what callgrind wants). Prints the mean time per call, and the process's page
 //! faults and CPU time per call over the loop (`getrusage`), which count the work done off the
@@ -20,6 +21,7 @@
 use std::time::{Duration, Instant};
 
 use scratchpad_bench::native::NativeScratchpad;
+use scratchpad_host::internals::instantiate_once;
 use scratchpad_host::{Host, HostConfig, Observation, Origin, PluginSpec, ToolCall, TurnContext};
 
 const FILL: [&str; 3] = [
@@ -112,6 +114,7 @@ async fn main() {
                 }
             }
             "range_read" => drop(host.call_tool(&turn, "scratchpad_read", &range).await.unwrap()),
+            "instantiate" => instantiate_once(&host, "scratchpad").await.unwrap(),
             "offload" | "offload_100mb" => drop(host.after_tool_result(&turn, &read, &one_mb).await.unwrap()),
             other => panic!("unknown operation `{other}`"),
         }

@@ -66,7 +66,8 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAlloc
         .max_wasm_stack(MAX_WASM_STACK)
         // Defense in depth: a fiber stack is zeroed before another call uses it, so a bug in
         // compiled code reading a stack slot before writing it could not see another plugin's
-        // call. Its cost was within the noise of `hot_loop before_query` (docs/benchmarks.md).
+        // call. It costs 1.2-1.5 µs per instance (a store keeps one fiber stack for its
+        // instantiation and its call, zeroed once when it drops): docs/benchmarks.md.
         .async_stack_zeroing(true)
         .allocation_strategy(strategy);
     // `SCRATCHPAD_WASM_PROFILER=perfmap` names compiled wasm functions for `perf` (written to
