@@ -207,10 +207,7 @@ mod tests {
     use super::{Grants, Hook, Power, settle};
 
     #[test]
-    fn names_round_trip_and_unknown_names_are_listed() {
-        for power in Power::ALL {
-            assert_eq!(Power::parse(power.name()), Some(power));
-        }
+    fn unknown_names_are_listed_and_every_power_has_its_own_bit() {
         assert_eq!(Grants::parse(["inject", "storage"]).unwrap(), Grants::of(&[Power::Inject, Power::Storage]));
         let error = Grants::parse(["inject", "network", "root"]).unwrap_err();
         assert!(error.contains("`network`, `root`") && error.contains("rewrite-tool-calls"), "{error}");

@@ -98,3 +98,20 @@ impl fmt::Display for Power {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Power;
+
+    /// Every name parses back to its power, no two powers share a name, and `index` is the
+    /// power's place in `ALL` (the host keeps a set of powers as bits at these places).
+    #[test]
+    fn names_and_places_are_one_to_one() {
+        for (place, power) in Power::ALL.into_iter().enumerate() {
+            assert_eq!(Power::parse(power.name()), Some(power));
+            assert_eq!(power.index(), place, "{power}");
+        }
+        assert_eq!(Power::parse("network"), None);
+        assert_eq!(Power::parse("Inject"), None, "names are exact");
+    }
+}
