@@ -80,13 +80,13 @@ fn fork_and_spawn_from_the_command_line() {
 fn inspect_lists_a_components_exports_and_tools_and_refuses_non_components() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    let component = scratchpad_host::embedded::component_path("scratchpad").unwrap();
-    let report = scratchpad(&db, &["inspect", component]);
+    let component = scratchpad_tests::first_party("scratchpad");
+    let report = scratchpad(&db, &["inspect", component.to_str().unwrap()]);
     assert!(report.status.success(), "{}", text(&report.stderr));
     let out = text(&report.stdout);
     assert!(out.contains("scratchpad:plugin/hooks@0.1.1"), "{out}");
     assert!(out.contains("asks for: inject, guidance, compaction-warnings, storage, tokens, log, config"), "{out}");
-    let digest = scratchpad_tests::digest_of(component);
+    let digest = scratchpad_tests::digest_of(&component);
     assert!(out.contains(&format!("identity: {digest}")), "{out}");
     assert!(out.contains("session.scratchpad"), "{out}");
 
@@ -106,17 +106,7 @@ fn the_demo_shows_the_spaces_a_rejected_append_and_the_block_after_a_restart() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let out = text(&output.stdout);
-    assert!(out.contains("rejected"), "{out}");
-    // The large observation is offloaded and read back by its id.
-    assert!(out.contains("the observations plugin offloads it") && out.contains("scratchpad_id"), "{out}");
-    assert!(out.contains("→ scratchpad_read") && out.contains("LAST_CRITICAL_EVENT"), "{out}");
-    let after_restart = out.split("Restarting the host").nth(1).expect("the demo restarts the host");
-    for needle in
-        ["[Session Scratchpad - your persistent working memory]", "## Plan", "## Notes", "## Refs", "what's next?"]
-    {
-        assert!(after_restart.contains(needle), "missing {needle:?} after the restart:\n{after_restart}");
-    }
+    scratchpad_tests::assert_demo_output(&text(&output.stdout));
 }
 
 #[test]

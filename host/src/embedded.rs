@@ -1,11 +1,9 @@
-//! The first-party components built into the host by `build.rs`, so the `scratchpad` binary
-//! works with no files around it.
+//! The first-party components embedded in the host, so the `scratchpad` binary works with no
+//! files around it. Their bytes come prebuilt from the crate `scratchpad-components` (so this
+//! crate builds with no wasm target); what the host adds is which of them load by default and
+//! the powers each holds.
 
 use crate::grants::{Grants, Power};
-
-mod generated {
-    include!(concat!(env!("OUT_DIR"), "/components.rs"));
-}
 
 /// The embedded components loaded when a configuration names no plugins, in call order.
 pub const DEFAULT_PLUGINS: &[&str] = &["scratchpad", "observations"];
@@ -41,21 +39,18 @@ pub fn grants(name: &str) -> Grants {
 
 /// The bytes of the embedded component `name`, if there is one.
 pub fn component(name: &str) -> Option<&'static [u8]> {
-    match name {
-        "scratchpad" => Some(generated::SCRATCHPAD_WASM),
-        "observations" => Some(generated::OBSERVATIONS_WASM),
-        "context-guard" => Some(generated::CONTEXT_GUARD_WASM),
-        _ => None,
-    }
+    scratchpad_components::get(name).map(|component| component.wasm)
 }
 
-/// The path of the embedded component `name` as built on this machine (for tests and tools
-/// that want a file).
-pub fn component_path(name: &str) -> Option<&'static str> {
-    match name {
-        "scratchpad" => Some(generated::SCRATCHPAD_PATH),
-        "observations" => Some(generated::OBSERVATIONS_PATH),
-        "context-guard" => Some(generated::CONTEXT_GUARD_PATH),
-        _ => None,
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_prebuilt_component_is_embedded_and_holds_powers() {
+        let prebuilt: Vec<&str> = scratchpad_components::ALL.iter().map(|c| c.name).collect();
+        assert_eq!(prebuilt, super::EMBEDDED);
+        for name in super::EMBEDDED {
+            assert!(super::component(name).is_some(), "{name}");
+            assert!(!super::grants(name).names().is_empty(), "{name} holds no power");
+        }
     }
 }

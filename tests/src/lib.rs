@@ -12,6 +12,7 @@ pub mod postgres;
 pub mod registry;
 pub mod runtimes;
 pub mod scripted;
+pub mod setup;
 pub mod third_party;
 
 /// The built `scratchpad` CLI, `target/<profile>/scratchpad` beside the test binary's `deps/`:
@@ -21,6 +22,29 @@ pub fn scratchpad_binary() -> PathBuf {
     let binary = exe.parent().and_then(Path::parent).expect("target/<profile>/deps").join("scratchpad");
     assert!(binary.is_file(), "{} is missing: run `cargo build -p scratchpad-cli` first", binary.display());
     binary
+}
+
+/// Asserts that `out` is the whole output of `scratchpad demo`: a rejected append, the large
+/// observation offloaded and read back, and the scratchpad injected after the host restarted.
+/// Every test that runs a built `scratchpad` (the workspace's, an installed crate, a package)
+/// checks its demo with this.
+pub fn assert_demo_output(out: &str) {
+    assert!(out.contains("rejected"), "the demo shows no rejected append:\n{out}");
+    assert!(out.contains("the observations plugin offloads it") && out.contains("scratchpad_id"), "{out}");
+    assert!(out.contains("→ scratchpad_read") && out.contains("LAST_CRITICAL_EVENT"), "{out}");
+    let after_restart = out.split("Restarting the host").nth(1).expect("the demo restarts the host");
+    for needle in
+        ["[Session Scratchpad - your persistent working memory]", "## Plan", "## Notes", "## Refs", "what's next?"]
+    {
+        assert!(after_restart.contains(needle), "missing {needle:?} after the restart:\n{after_restart}");
+    }
+}
+
+/// The committed file of the first-party component `name` (`components/wasm/`, the bytes the
+/// host embeds), for the tests that want a file.
+pub fn first_party(name: &str) -> PathBuf {
+    let component = scratchpad_components::get(name).unwrap_or_else(|| panic!("no first-party component `{name}`"));
+    runtimes::root().join("components/wasm").join(component.file)
 }
 
 /// Paths of the test components built by `tests/build.rs`.

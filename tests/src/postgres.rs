@@ -1,6 +1,7 @@
 //! A real PostgreSQL server for the integration tests: one per test process, started on first
 //! use from the machine's Debian packages (`/usr/lib/postgresql/<version>/bin`, the newest
-//! version; `.ci/setup/postgres.sh` installs them), stopped when the process ends.
+//! version; `.ci/setup/postgres.sh` installs them, run by the harness when they are missing),
+//! stopped when the process ends.
 //!
 //! - **Its own everything.** Each test process gets a fresh cluster in its own temp dir, its own
 //!   free port on 127.0.0.1 and its own unix socket (in that dir), so test binaries can run at
@@ -192,11 +193,18 @@ impl PostgresServer {
     }
 }
 
-/// The newest installed version's `bin` directory; panics, naming the install script, when
-/// there is none.
+/// The newest installed version's `bin` directory, installing the package with
+/// `.ci/setup/postgres.sh` when there is none ([`crate::setup`]).
 fn binaries() -> PathBuf {
+    let what = format!("PostgreSQL (initdb, postgres, psql, pg_isready under {INSTALL_ROOT}/<version>/bin)");
+    crate::setup::ensure("postgres.sh", &what, || newest_binaries().is_some());
+    newest_binaries().expect("ensured above")
+}
+
+/// The newest installed version's `bin` directory holding every binary the harness runs.
+fn newest_binaries() -> Option<PathBuf> {
     let needed = ["initdb", "postgres", "psql", "pg_isready"];
-    let newest = fs::read_dir(INSTALL_ROOT)
+    fs::read_dir(INSTALL_ROOT)
         .into_iter()
         .flatten()
         .flatten()
@@ -206,15 +214,8 @@ fn binaries() -> PathBuf {
             let bin = entry.path().join("bin");
             needed.iter().all(|name| bin.join(name).is_file()).then_some((version, bin))
         })
-        .max();
-    match newest {
-        Some((_, bin)) => bin,
-        None => panic!(
-            "PostgreSQL is not installed: the tests need {} under {INSTALL_ROOT}/<version>/bin. \
-             Run `.ci/setup/postgres.sh` (or `apt-get install postgresql`).",
-            needed.join(", ")
-        ),
-    }
+        .max()
+        .map(|(_, bin)| bin)
 }
 
 /// An operating-system user's uid and gid.

@@ -3,7 +3,8 @@
 //! 127.0.0.1, started by the test and killed by PID when dropped. Artifacts are pushed with
 //! `skopeo` (Debian's, an independent client) from an OCI image layout written here, shaped as
 //! `wkg oci push` shapes a component: config `application/vnd.wasm.config.v0+json`, one layer.
-//! `.ci/setup/oci.sh` installs both; a missing one fails the test with the reason.
+//! `.ci/setup/oci.sh` installs both (and `ssh-keygen`, which signs in the tests); [`Registry::start`]
+//! runs it when one is missing ([`crate::setup`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -32,6 +33,7 @@ pub fn sha256(bytes: &[u8]) -> String {
 impl Registry {
     /// Starts a registry and waits until it answers `GET /v2/`.
     pub fn start() -> Registry {
+        crate::setup::ensure_commands("oci.sh", &[REGISTRY, SKOPEO, "ssh-keygen"]);
         let dir = tempfile::tempdir().expect("a temp dir for the registry");
         let port = free_port();
         let config = dir.path().join("registry.yml");
@@ -52,7 +54,7 @@ impl Registry {
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .unwrap_or_else(|e| panic!("starting `{REGISTRY}` failed ({e}); install it with .ci/setup/oci.sh"));
+            .unwrap_or_else(|e| panic!("starting `{REGISTRY}` failed: {e}"));
         let registry = Registry { child: Some(child), port, dir };
         let deadline = Instant::now() + Duration::from_secs(20);
         while !registry.answers() {
@@ -139,7 +141,7 @@ impl Registry {
             .arg(format!("oci:{}:{tag}", layout.path().display()))
             .arg(format!("docker://{}/{repository}:{tag}", self.host()))
             .output()
-            .unwrap_or_else(|e| panic!("running `{SKOPEO}` failed ({e}); install it with .ci/setup/oci.sh"));
+            .unwrap_or_else(|e| panic!("running `{SKOPEO}` failed: {e}"));
         assert!(out.status.success(), "skopeo copy: {}", String::from_utf8_lossy(&out.stderr));
         sha256(&manifest)
     }

@@ -28,8 +28,8 @@ pub fn generated_dir(name: &str) -> PathBuf {
 }
 
 /// The scratchpad component the embedded hosts load.
-pub fn component() -> &'static str {
-    scratchpad_host::embedded::component_path("scratchpad").expect("the scratchpad component is built")
+pub fn component() -> PathBuf {
+    crate::first_party("scratchpad")
 }
 
 /// Runs `command`; its output, after asserting it succeeded (`what` names it in the failure).

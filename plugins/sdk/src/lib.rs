@@ -44,7 +44,7 @@ pub use storage::{HostStorage, HostTokenizer, MemoryStorage, Storage, Tokenizer,
 #[allow(missing_docs)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
+        path: "wit",
         world: "scratchpad:plugin/plugin",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",

@@ -1,0 +1,35 @@
+//! `cargo xtask <task>`: the repository's own tasks, in Rust so they run wherever cargo does.
+//!
+//! - `components`: rebuild the first-party components from `guest/` and `plugins/` and write
+//!   them, with `SHA256SUMS`, into `components/wasm/` (run it after changing a component, and
+//!   commit the result).
+//! - `components --check`: rebuild them and fail, naming each file and both digests, when the
+//!   committed bytes are not what the sources build now.
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask components [--check]";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let workspace = xtask::workspace();
+    let outcome = match args.as_slice() {
+        ["components"] => xtask::components::regenerate(&workspace).map(|written| {
+            for line in written {
+                println!("{line}");
+            }
+        }),
+        ["components", "--check"] => xtask::components::check(&workspace).map(|()| {
+            println!("the committed components are what their sources build");
+        }),
+        _ => Err(USAGE.to_owned()),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
