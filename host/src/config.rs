@@ -615,7 +615,8 @@ impl FileLimits {
     }
 }
 
-/// `$XDG_DATA_HOME/scratchpad`, falling back to `~/.local/share/scratchpad`.
+/// `$XDG_DATA_HOME/scratchpad`, falling back to `~/.local/share/scratchpad` (`~` is the home
+/// directory: `$HOME`, or the profile directory on Windows).
 pub fn data_dir() -> PathBuf {
     xdg_dir("XDG_DATA_HOME", ".local/share").join("scratchpad")
 }
@@ -628,7 +629,7 @@ pub fn cache_dir() -> PathBuf {
 fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
     match std::env::var_os(var) {
         Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
-        _ => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(fallback),
+        _ => std::env::home_dir().unwrap_or_else(|| PathBuf::from(".")).join(fallback),
     }
 }
 

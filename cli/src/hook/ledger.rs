@@ -92,9 +92,7 @@ pub(crate) fn directory() -> anyhow::Result<PathBuf> {
     let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => {
-            let home =
-                std::env::var_os("HOME").filter(|v| !v.is_empty()).context("neither XDG_STATE_HOME nor HOME is set")?;
-            PathBuf::from(home).join(".local/state")
+            std::env::home_dir().context("neither XDG_STATE_HOME nor a home directory is set")?.join(".local/state")
         }
     };
     Ok(state.join("scratchpad/hooks"))

@@ -17,7 +17,6 @@
 
 use std::fs::File;
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -136,7 +135,7 @@ impl Contents {
             Err(error) => return Some(Err(self.damaged(id, offset, len, error))),
         };
         let mut buf = vec![0; len];
-        Some(file.read_exact_at(&mut buf, offset).map(|()| buf).map_err(|error| self.damaged(id, offset, len, error)))
+        Some(read_exact_at(&file, &mut buf, offset).map(|()| buf).map_err(|error| self.damaged(id, offset, len, error)))
     }
 
     fn damaged(&self, id: &str, offset: u64, len: usize, error: std::io::Error) -> crate::Error {
@@ -195,6 +194,29 @@ impl Contents {
             }
         }
         Ok(removed)
+    }
+}
+
+/// Fills `buf` from `file` at `offset`: one positional read (`pread`) on Unix; on Windows,
+/// where a positional read moves the handle's cursor, on a handle this read alone uses. A file
+/// that ends first is `UnexpectedEof`.
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match std::os::windows::fs::FileExt::seek_read(file, &mut buf[filled..], offset + filled as u64) {
+                Ok(0) => return Err(std::io::Error::from(ErrorKind::UnexpectedEof)),
+                Ok(n) => filled += n,
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
     }
 }
 
