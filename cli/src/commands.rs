@@ -40,6 +40,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => crate::serve::run(global.host_config()?, args).await,
         Command::Mcp(args) => crate::mcp::run(global.host_config()?, args).await,
         Command::Hook(args) => crate::hook::run(global.host_config()?, args).await,
+        Command::Setup(command) => crate::setup::run(command, global.json),
         Command::ImportOpenclaw { path } => {
             let report = open(&global).await?.import_openclaw(&path).await?;
             if global.json {

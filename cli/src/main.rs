@@ -10,8 +10,10 @@ mod hook;
 mod mcp;
 mod names;
 mod output;
+mod plugin_version;
 mod serve;
 mod sessions;
+mod setup;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -153,6 +155,9 @@ enum Command {
     /// Act on one coding-agent hook event read from stdin (Claude Code, Codex) and print the
     /// agent's answer (docs/claude-code.md)
     Hook(hook::HookArgs),
+    /// Connect an agent to this binary: edit its configuration, keeping what is there
+    #[command(subcommand)]
+    Setup(setup::SetupCommand),
     /// Show a session and every plugin's stored state
     Show {
         /// The session
