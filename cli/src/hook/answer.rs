@@ -21,8 +21,18 @@ pub(crate) enum Answer {
 }
 
 impl Answer {
-    /// The JSON to print for `event`, if any.
-    pub(crate) fn render(&self, runtime: Runtime, event: &Event) -> Option<String> {
+    /// The JSON to print for `event`, if any, with `notice` as a message the user sees
+    /// (`systemMessage`).
+    pub(crate) fn render(&self, runtime: Runtime, event: &Event, notice: Option<&str>) -> Option<String> {
+        let mut output = self.specific(runtime, event).unwrap_or_else(|| json!({}));
+        if let Some(notice) = notice {
+            output["systemMessage"] = json!(notice);
+        }
+        (output != json!({})).then(|| output.to_string())
+    }
+
+    /// The event's `hookSpecificOutput`, if this answer has one.
+    fn specific(&self, runtime: Runtime, event: &Event) -> Option<Value> {
         let name = match &event.kind {
             Kind::SessionStart { .. } => "SessionStart",
             Kind::UserPromptSubmit { .. } => "UserPromptSubmit",
@@ -48,6 +58,6 @@ impl Answer {
         if let (Value::Object(target), Value::Object(fields)) = (&mut output["hookSpecificOutput"], specific) {
             target.extend(fields);
         }
-        Some(output.to_string())
+        Some(output)
     }
 }

@@ -66,7 +66,12 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
     );
     let hook = Hook { host, event, ledger, names, context_window: args.context_window };
     let answer = hook.act().await?;
-    if let Some(json) = answer.render(hook.event.runtime, &hook.event) {
+    // A plugin of another version than this binary: said once, where the user sees it.
+    let notice = match hook.event.kind {
+        Kind::SessionStart { .. } => crate::plugin_version::mismatch(),
+        _ => None,
+    };
+    if let Some(json) = answer.render(hook.event.runtime, &hook.event, notice.as_deref()) {
         println!("{json}");
     }
     Ok(())

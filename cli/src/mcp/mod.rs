@@ -87,6 +87,9 @@ impl McpArgs {
 /// Serves MCP on stdio or HTTP until the client disconnects (stdio) or the process is
 /// interrupted (HTTP).
 pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()> {
+    if let Some(notice) = crate::plugin_version::mismatch() {
+        eprintln!("{notice}");
+    }
     let clients = sampling::SamplingClients::default();
     let config = config.with_summarizer(sampling::SamplingSummarizer { clients: clients.clone() });
     // The token and the bind address are checked before anything is opened, so a refused
