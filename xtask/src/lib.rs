@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 pub mod components;
+pub mod dist;
 
 /// The workspace's root (this crate lives at `<root>/xtask`).
 pub fn workspace() -> PathBuf {

@@ -5,10 +5,12 @@
 //!   commit the result).
 //! - `components --check`: rebuild them and fail, naming each file and both digests, when the
 //!   committed bytes are not what the sources build now.
+//! - `dist [--target TRIPLE]... [--profile NAME] [--out DIR]`: every release artifact (binaries,
+//!   npm packages, wheels) into `target/dist/` with `SHA256SUMS` (see `src/dist/mod.rs`).
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask components [--check]";
+const USAGE: &str = "usage: cargo xtask components [--check]\n       cargo xtask dist [--target TRIPLE]... [--profile NAME] [--out DIR]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,6 +25,13 @@ fn main() -> ExitCode {
         ["components", "--check"] => xtask::components::check(&workspace).map(|()| {
             println!("the committed components are what their sources build");
         }),
+        ["dist", rest @ ..] => xtask::dist::Options::parse(&workspace, rest)
+            .and_then(|options| xtask::dist::dist(&workspace, &options))
+            .map(|files| {
+                for file in files {
+                    println!("{}", file.display());
+                }
+            }),
         _ => Err(USAGE.to_owned()),
     };
     match outcome {
