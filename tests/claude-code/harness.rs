@@ -32,8 +32,9 @@ pub struct Claude {
     pub path: OsString,
     pub home: PathBuf,
     pub model_url: String,
-    /// `SCRATCHPAD_BIN` for the plugin (the built CLI, or a wrapper around it).
-    pub scratchpad: PathBuf,
+    /// `SCRATCHPAD_BIN` for the plugin (the built CLI, or a wrapper around it); none when the
+    /// plugin was installed with its own binary.
+    pub scratchpad: Option<PathBuf>,
     pub database: PathBuf,
     /// `SCRATCHPAD_CONFIG`, when set.
     pub config: Option<PathBuf>,
@@ -86,7 +87,6 @@ impl Claude {
             .env("ANTHROPIC_BASE_URL", &self.model_url)
             .env("ANTHROPIC_API_KEY", "sk-test-scripted")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("SCRATCHPAD_BIN", &self.scratchpad)
             .env("SCRATCHPAD_DATABASE_URL", &self.database)
             .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
@@ -94,6 +94,9 @@ impl Claude {
             .stdin(Stdio::null());
         if let Some(config) = &self.config {
             command.env("SCRATCHPAD_CONFIG", config);
+        }
+        if let Some(scratchpad) = &self.scratchpad {
+            command.env("SCRATCHPAD_BIN", scratchpad);
         }
         command
     }

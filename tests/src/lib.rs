@@ -8,6 +8,8 @@ use tempfile::TempDir;
 
 pub use observations_plugin::fixtures::big_log;
 
+pub mod dist;
+pub mod npm_registry;
 pub mod postgres;
 pub mod registry;
 pub mod runtimes;

@@ -127,10 +127,7 @@ pub fn npm_package_on_node24(dir: &str, entry: &str, what: &str) -> (PathBuf, st
     let mut path = std::ffi::OsString::from(node.parent().expect("node has a directory"));
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap_or_default());
-    let npm = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|bin| bin.join("npm"))
-        .find(|npm| npm.is_file())
-        .unwrap_or_else(|| panic!("npm is required to install {what}"));
+    let npm = system_npm(what);
     let entry = dir.join(entry);
     let _guard = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let installed = Command::new(&npm)
@@ -147,6 +144,16 @@ pub fn npm_package_on_node24(dir: &str, entry: &str, what: &str) -> (PathBuf, st
     }
     assert!(entry.exists(), "{what} has no {}", entry.display());
     (entry, path)
+}
+
+/// The machine's `npm` (the first on this process's `PATH`): the one to run with [`node24`]
+/// first on `PATH`, whose own directory holds a broken `npm` wrapper. `what` names what needs
+/// it in the failure.
+pub fn system_npm(what: &str) -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|bin| bin.join("npm"))
+        .find(|npm| npm.is_file())
+        .unwrap_or_else(|| panic!("npm is required for {what}"))
 }
 
 /// The `name==version` lines of a requirements file.

@@ -23,7 +23,7 @@ fn claude(dir: &Path, model: &Model) -> Claude {
         path,
         home,
         model_url: model.url.clone(),
-        scratchpad: scratchpad_binary(),
+        scratchpad: Some(scratchpad_binary()),
         database: dir.join("scratchpad.db"),
         config: None,
         extra_args: Vec::new(),
@@ -174,7 +174,7 @@ fn a_looping_component_or_a_missing_binary_never_breaks_the_turn() {
     assert!(!state.contains("query-was-here"), "the looping call's write was discarded: {state}");
 
     claude.config = None;
-    claude.scratchpad = dir.path().join("no-such-scratchpad");
+    claude.scratchpad = Some(dir.path().join("no-such-scratchpad"));
     let missing = claude.prompt("SCRIPT:hi again", None);
     assert_eq!(missing["result"], "HELLO-BACK", "the turn completed without the binary: {missing}");
     let last: Value = model.requests().pop().unwrap();

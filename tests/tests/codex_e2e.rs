@@ -1,117 +1,14 @@
-//! Codex CLI runs the components: the real `codex` (pinned 0.169.0, headless `codex exec`) with
-//! `integrations/codex/config.toml` appended to its configuration after a model provider that
-//! points at a scripted Responses API on 127.0.0.1 (`tests/scripted/responses.py`). Each
+//! Codex CLI runs the components: the real `codex` (pinned 0.169.0, headless `codex exec`) set
+//! up with `scratchpad setup codex` on a configuration that already has a model provider
+//! pointing at a scripted Responses API on 127.0.0.1 (`tests/scripted/responses.py`). Each
 //! scenario asserts on markers in what the model received and on `scratchpad show`.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+#[path = "../codex/harness.rs"]
+mod harness;
 
-use scratchpad_tests::runtimes::{npm_package_on_node24, root};
-use scratchpad_tests::scratchpad_binary;
+use harness::{Codex, NAMESPACE};
 use scratchpad_tests::scripted::Model;
 use serde_json::{Value, json};
-
-/// The namespace tool Codex offers the server's tools in; hooks and texts name a tool
-/// `mcp__scratchpad__<tool>`.
-const NAMESPACE: &str = "mcp__scratchpad";
-
-/// One user's Codex: `CODEX_HOME` and `HOME` in a temp dir, the scripted model, the database.
-struct Codex {
-    binary: PathBuf,
-    path: OsString,
-    dir: PathBuf,
-}
-
-impl Codex {
-    /// Installs the pinned Codex when missing and writes its configuration: the scripted model
-    /// as its provider, then the integration's fragment, as a user appends it; `extra` (more
-    /// TOML, e.g. a compaction limit) goes before the fragment.
-    fn new(dir: &Path, model: &Model, extra: &str) -> Codex {
-        // The package's launcher (a Node script run on the PATH's Node 24) starts its native binary.
-        let (binary, node_path) =
-            npm_package_on_node24("tests/codex", "node_modules/.bin/codex", "the pinned Codex CLI (@openai/codex)");
-        let home = dir.join("codex-home");
-        std::fs::create_dir_all(&home).unwrap();
-        let provider = format!(
-            "model = \"scripted\"\nmodel_provider = \"scripted\"\n{extra}\n[model_providers.scripted]\nname = \"scripted\"\n\
-             base_url = \"{}/v1\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\nwire_api = \"responses\"\n\n",
-            model.url
-        );
-        let fragment = std::fs::read_to_string(root().join("integrations/codex/config.toml")).unwrap();
-        std::fs::write(home.join("config.toml"), provider + &fragment).unwrap();
-        // Codex sends its first request once its MCP servers started or timed out: compile the
-        // components into the shared cache first, so a cold cache never races the first turn.
-        let warm = Command::new(scratchpad_binary())
-            .arg("--db")
-            .arg(dir.join("scratchpad.db"))
-            .arg("plugins")
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-            .output()
-            .unwrap();
-        assert!(warm.status.success(), "{}", String::from_utf8_lossy(&warm.stderr));
-        // The built `scratchpad` first on PATH: the fragment runs `scratchpad` by name.
-        let mut path = OsString::from(scratchpad_binary().parent().unwrap());
-        path.push(":");
-        path.push(node_path);
-        Codex { binary, path, dir: dir.to_owned() }
-    }
-
-    fn database(&self) -> PathBuf {
-        self.dir.join("scratchpad.db")
-    }
-
-    /// `codex exec [resume ID] PROMPT --json`: the thread id and the final agent message.
-    fn exec(&self, prompt: &str, resume: Option<&str>) -> (String, String) {
-        let mut command = Command::new(&self.binary);
-        command.arg("exec");
-        if let Some(id) = resume {
-            command.args(["resume", id]);
-        }
-        command
-            .args(["--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--json", prompt])
-            .env_clear()
-            .env("PATH", &self.path)
-            .env("HOME", self.dir.join("home"))
-            .env("CODEX_HOME", self.dir.join("codex-home"))
-            .env("SCRIPTED_MODEL_KEY", "sk-test-scripted")
-            .env("SCRATCHPAD_DATABASE_URL", self.database())
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-            .env("XDG_STATE_HOME", self.dir.join("state"))
-            .current_dir(&self.dir)
-            .stdin(Stdio::null());
-        let config = self.dir.join("scratchpad.toml");
-        if config.exists() {
-            command.env("SCRATCHPAD_CONFIG", &config);
-        }
-        std::fs::create_dir_all(self.dir.join("home")).unwrap();
-        let output = command.output().expect("running codex");
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        assert!(output.status.success(), "codex exec failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-        let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-        let thread = events.iter().find_map(|e| e["thread_id"].as_str()).expect("a thread id").to_owned();
-        let last = events
-            .iter()
-            .rev()
-            .filter(|e| e["item"]["type"] == "agent_message")
-            .find_map(|e| e["item"]["text"].as_str())
-            .unwrap_or_default()
-            .to_owned();
-        (thread, last)
-    }
-
-    fn show(&self, session: &str) -> String {
-        let output = Command::new(scratchpad_binary())
-            .arg("--db")
-            .arg(self.database())
-            .args(["--json", "show", session])
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-}
 
 fn tool_use(name: &str, input: Value) -> Value {
     json!({ "tool_use": { "namespace": NAMESPACE, "name": name, "input": input } })

@@ -1,40 +1,19 @@
-//! The Python wheel (`bindings/python`, import name `scratchpad`): built by maturin from the
-//! sources in the dev profile, installed into a fresh virtualenv, and tested there by pytest
-//! (`bindings/python/tests`): every method and error, threads and processes on one SQLite file,
-//! PostgreSQL (a fresh database on this test process's server, the Rust suite's harness), a
-//! plugin that loops forever, and the LangChain middleware in a real agent loop.
+//! The Python wheel (`bindings/python`, import name `scratchpad`): the manylinux wheel `cargo
+//! xtask dist` builds for this platform (`scratchpad_tests::dist`, dev profile), installed into
+//! a fresh virtualenv, and tested there by pytest (`bindings/python/tests`): every method and
+//! error, threads and processes on one SQLite file, PostgreSQL (a fresh database on this test
+//! process's server, the Rust suite's harness), a plugin that loops forever, and the LangChain
+//! middleware in a real agent loop.
 
 use std::path::Path;
 use std::process::Command;
 
-use scratchpad_tests::runtimes::{python_with, root, run};
+use scratchpad_tests::dist::{artifacts, file};
+use scratchpad_tests::runtimes::{root, run};
 
-/// Builds the wheel with the pinned maturin; its path. The nested cargo uses a target
-/// directory of its own: the outer `cargo test` holds the workspace's.
+/// The host wheel, as released.
 fn build_wheel() -> std::path::PathBuf {
-    let out = root().join("target/python-wheel/dist");
-    let _ = std::fs::remove_dir_all(&out);
-    // Installs the pin when the interpreter lacks it; the pin's own binary, or the one on PATH.
-    python_with("bindings/python/requirements-build.txt", "target/python-wheel/maturin");
-    let installed = root().join("target/python-wheel/maturin/bin/maturin");
-    let mut maturin = Command::new(if installed.exists() { installed } else { "maturin".into() });
-    run(
-        maturin
-            .args(["build", "--profile", "dev", "--manifest-path"])
-            .arg(root().join("bindings/python/Cargo.toml"))
-            .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", root().join("target/python-wheel/cargo"))
-            .env_remove("CARGO_BUILD_TARGET")
-            .env_remove("RUSTFLAGS"),
-        "building the wheel (maturin build)",
-    );
-    let wheel = std::fs::read_dir(&out)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "whl"));
-    wheel.expect("maturin built a wheel")
+    file(artifacts(), "scratchpad_host-", ".whl")
 }
 
 /// A fresh virtualenv in `dir` with the wheel and the pinned test requirements.
