@@ -53,6 +53,16 @@ fn the_aarch64_linux_binary_runs_under_qemu() {
 fn the_windows_binary_runs_the_demo_and_a_hook_under_wine() {
     let dir = tempfile::tempdir().unwrap();
     let binary = binary("x86_64-pc-windows-gnu", "scratchpad.exe", dir.path());
+    // Wine 8 has no bcryptprimitives.dll (Rust's std imports ProcessPrng from it; every Windows
+    // 10 and later has it): a stand-in beside the binary, where Windows looks for DLLs first.
+    run(
+        Command::new("x86_64-w64-mingw32-gcc")
+            .args(["-O2", "-shared", "-o"])
+            .arg(binary.with_file_name("bcryptprimitives.dll"))
+            .arg(root().join("tests/wine/bcryptprimitives.c"))
+            .arg("-ladvapi32"),
+        "building the bcryptprimitives.dll stand-in for wine",
+    );
     let wine = |args: &[&str]| {
         let mut command = Command::new("wine");
         command
