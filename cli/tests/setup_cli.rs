@@ -100,6 +100,10 @@ fn a_malformed_or_unreadable_configuration_is_refused_and_nothing_is_written() {
     std::fs::create_dir_all(home.config()).unwrap();
     let refused = home.setup(&[]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
-    assert!(text(&refused.stderr).contains(&format!("reading {}", home.config().display())), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains(&format!("reading {}", home.config().display())),
+        "{}",
+        text(&refused.stderr)
+    );
     assert!(!home.copy().exists(), "the binary was copied");
 }

@@ -232,6 +232,19 @@ fn start_writeback(file: &File, offset: usize, len: usize) {
     let _ = (file, offset, len);
 }
 
+/// Makes the names just linked into `dir` durable: an fsync of the directory on Unix. Windows
+/// has no such call (a directory opened as a file refuses `FlushFileBuffers` with "access
+/// denied"); NTFS journals the link itself, and SQLite's Windows layer syncs no directory either.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(windows)]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,17 +291,4 @@ mod tests {
         left.sort();
         assert_eq!(left, ["0a", "0c", "notes.txt"], "a young file may be another process's commit in flight");
     }
-}
-
-/// Makes the names just linked into `dir` durable: an fsync of the directory on Unix. Windows
-/// has no such call (a directory opened as a file refuses `FlushFileBuffers` with "access
-/// denied"); NTFS journals the link itself, and SQLite's Windows layer syncs no directory either.
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-#[cfg(windows)]
-fn sync_dir(_dir: &Path) -> std::io::Result<()> {
-    Ok(())
 }
