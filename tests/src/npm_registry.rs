@@ -93,6 +93,13 @@ impl NpmRegistry {
         );
     }
 
+    /// Where the registry keeps the tarball of `name` (`@scope/name`) at `version`, as
+    /// published: to damage it, as a bad mirror or disk would.
+    pub fn stored_tarball(&self, name: &str, version: &str) -> PathBuf {
+        let file = format!("{}-{version}.tgz", name.rsplit('/').next().unwrap());
+        self.dir.path().join("storage").join(name).join(file)
+    }
+
     /// An `.npmrc` for a user of this registry: it is their default registry.
     pub fn user_npmrc(&self) -> String {
         format!("registry={}\n", self.url())

@@ -158,6 +158,57 @@ fn npm_install_picks_the_platform_package_and_npx_runs_the_demo() {
     );
 }
 
+/// Bad input at install: a tarball damaged in the registry is refused by npm's integrity check
+/// (nothing installed), and when npm installs no platform package (here: told the machine is
+/// another CPU), the launcher says which package is missing and which platforms exist.
+#[test]
+fn a_damaged_tarball_is_refused_and_a_missing_platform_package_is_named() {
+    let registry = NpmRegistry::start();
+    publish(&registry, &[PLATFORM_PACKAGE, "scratchpad-dev-cli"]);
+    let user = User::new(&registry);
+    let project = user.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    run(user.command("npm", &project).args(["init", "-y"]), "npm init");
+    let platform_package = project.join("node_modules/@scratchpad-dev/cli-linux-x64");
+
+    run(
+        user.command("npm", &project).args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--cpu",
+            "arm64",
+            "@scratchpad-dev/cli",
+        ]),
+        "npm install --cpu arm64 @scratchpad-dev/cli",
+    );
+    assert!(!platform_package.exists(), "npm installed the x64 package for arm64");
+    let missing = user.command("npx", &project).args(["scratchpad", "--version"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1), "{}", text(&missing));
+    assert_eq!(
+        String::from_utf8_lossy(&missing.stderr).trim(),
+        "scratchpad: @scratchpad-dev/cli-linux-x64 is not installed (npm skips an optional dependency whose os, cpu \
+         or libc does not match, or that --omit=optional left out); reinstall @scratchpad-dev/cli, or see the \
+         packages that exist: linux-x64, linux-arm64, win32-x64"
+    );
+
+    let stored = registry.stored_tarball("@scratchpad-dev/cli-linux-x64", VERSION);
+    let mut bytes = std::fs::read(&stored).unwrap_or_else(|e| panic!("{}: {e}", stored.display()));
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&stored, bytes).unwrap();
+    let damaged = user
+        .command("npm", &project)
+        .args(["install", "--no-audit", "--no-fund", "@scratchpad-dev/cli-linux-x64"])
+        .output()
+        .unwrap();
+    assert!(!damaged.status.success(), "npm installed a damaged tarball: {}", text(&damaged));
+    // npm's words for it; its error code is EINTEGRITY or zlib's Z_DATA_ERROR, whichever check
+    // of the stream trips first.
+    assert!(text(&damaged).contains("seems to be corrupted"), "{}", text(&damaged));
+    assert!(!platform_package.exists(), "something of the damaged tarball was installed");
+}
+
 #[test]
 fn the_wheels_install_from_a_local_index_and_meet_manylinux_2_17() {
     let dist = artifacts();
