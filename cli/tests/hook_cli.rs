@@ -133,3 +133,32 @@ fn tool_calls_are_numbered_per_turn_so_step_references_resolve() {
     let stale_answer = support::text(&stale.stdout);
     assert!(!stale_answer.contains("/var/log/app.log"), "turns are isolated: {stale_answer}");
 }
+
+/// The Claude Code plugin's launcher exports its version: another version than the binary's
+/// is one `systemMessage` line at session start, beside the guidance; the same version, none.
+#[test]
+fn a_plugin_of_another_version_is_named_once_at_session_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = |version: &str| {
+        let event = json!({ "session_id": "cc-v", "hook_event_name": "SessionStart", "source": "startup" });
+        let mut child = support::command()
+            .arg("--db")
+            .arg(dir.path().join("s.db"))
+            .args(["hook", "--tool-prefix", PREFIX])
+            .env("SCRATCHPAD_HOOK_STATE", dir.path().join("hooks"))
+            .env("SCRATCHPAD_PLUGIN_VERSION", version)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success());
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    let other = start("0.0.1");
+    let line = other["systemMessage"].as_str().expect("a systemMessage for another version");
+    assert!(line.contains("plugin is version 0.0.1") && line.contains(env!("CARGO_PKG_VERSION")), "{line}");
+    assert!(other["hookSpecificOutput"]["additionalContext"].as_str().is_some(), "the guidance still comes");
+    assert!(start(env!("CARGO_PKG_VERSION")).get("systemMessage").is_none(), "same version, no message");
+}

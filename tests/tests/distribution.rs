@@ -71,6 +71,14 @@ impl User {
         self.dir.path().join("home")
     }
 
+    /// A fresh npm project of this user's (`npm init -y`).
+    fn project(&self) -> PathBuf {
+        let project = self.dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        run(self.command("npm", &project).args(["init", "-y"]), "npm init");
+        project
+    }
+
     /// `program` in this user's environment only, in `cwd`.
     fn command(&self, program: impl AsRef<std::ffi::OsStr>, cwd: &Path) -> Command {
         let mut command = Command::new(program);
@@ -104,9 +112,7 @@ fn npm_install_picks_the_platform_package_and_npx_runs_the_demo() {
     let registry = NpmRegistry::start();
     publish(&registry, &[PLATFORM_PACKAGE, "scratchpad-dev-cli"]);
     let user = User::new(&registry);
-    let project = user.dir.path().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    run(user.command("npm", &project).args(["init", "-y"]), "npm init");
+    let project = user.project();
     run(
         user.command("npm", &project).args(["install", "--no-audit", "--no-fund", "@scratchpad-dev/cli"]),
         "npm install",
@@ -166,9 +172,7 @@ fn a_damaged_tarball_is_refused_and_a_missing_platform_package_is_named() {
     let registry = NpmRegistry::start();
     publish(&registry, &[PLATFORM_PACKAGE, "scratchpad-dev-cli"]);
     let user = User::new(&registry);
-    let project = user.dir.path().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    run(user.command("npm", &project).args(["init", "-y"]), "npm init");
+    let project = user.project();
     let platform_package = project.join("node_modules/@scratchpad-dev/cli-linux-x64");
 
     run(
