@@ -334,6 +334,7 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
             json!({})
         }
         "gc" => json!({ "removed": host.gc().await? }),
+        "metrics" => json!({ "text": host.metrics().render() }),
         other => {
             return Err(Failure {
                 code: METHOD_NOT_FOUND,

@@ -50,6 +50,7 @@ impl Host {
             }
             Ok(prompt)
         })
+        .inspect(|prompt| self.metrics().injected(prompt.injections.iter().map(|i| i.text.len()).sum()))
     }
 
     /// Hands the model's reply `text` to every plugin (`after-response`): the turn ends.
@@ -123,11 +124,11 @@ impl Host {
         })?;
         match result {
             Ok(output) => Ok(ToolOutput { plugin: loaded.info.name.clone(), content: output.content }),
-            Err(error) => Err(Error::Tool {
-                plugin: loaded.info.name.clone(),
-                tool: name.to_owned(),
-                error: from_wit_tool_error(error),
-            }),
+            Err(error) => {
+                let error = from_wit_tool_error(error);
+                self.metrics().tool_error(&loaded.info.name, name, error.kind.as_str());
+                Err(Error::Tool { plugin: loaded.info.name.clone(), tool: name.to_owned(), error })
+            }
         }
     }
 

@@ -139,6 +139,12 @@ impl Host {
         &self.inner.location
     }
 
+    /// The host's counters and histograms since it opened, for an operator to scrape
+    /// ([`Metrics::render`](crate::Metrics::render); docs/metrics.md).
+    pub fn metrics(&self) -> &crate::Metrics {
+        &self.inner.db.metrics
+    }
+
     /// The loaded plugins, in call order.
     pub fn plugins(&self) -> Vec<PluginSummary> {
         self.inner.plugins.iter().map(LoadedPlugin::summary).collect()

@@ -45,6 +45,7 @@ mod instances;
 #[cfg(feature = "internals")]
 pub mod internals;
 pub mod interop;
+pub mod metrics;
 mod notepad;
 mod plugin;
 mod prompt;
@@ -65,6 +66,7 @@ pub use grants::{Grants, Power};
 pub use hooks::PluginText;
 pub use host::{Host, MetadataEntry, StateEntry};
 pub use inspect::{Inspection, inspect};
+pub use metrics::Metrics;
 pub use notepad::{Notepad, NotepadUsage, SANDBOX_TURN_ID};
 pub use plugin::{PluginSummary, WORLD};
 pub use prompt::{Prompt, RenderedPrompt};

@@ -219,21 +219,30 @@ impl Tx<'_> {
         // Take an instance made ahead; once the call is done, a task of its own gives the used
         // instance's slot back and makes the successor (see `warm.rs`).
         let fresh = || host.take_fresh(index);
+        let started = std::time::Instant::now();
         let outcome = host.inner.sandbox.call(fresh, &loaded.pre, &loaded.info, scope, session_scope, hook, f).await;
+        let metrics = &host.inner.db.metrics;
         let (value, spent) = match outcome {
             Ok((value, spent)) => (value, spent),
             Err(error) => {
                 host.recycle(index, None);
-                return Err(error);
+                let failed = Err(error);
+                metrics.call(&loaded.info.name, hook, started.elapsed(), &failed);
+                return failed;
             }
         };
+        metrics.quota_refusals(&loaded.info.name, spent.scope.quota_refusals());
         let writes = spent.scope.into_writes();
         host.recycle(index, Some(spent.used));
         drop(spent.permit);
         *loaded.last_memory.lock().unwrap() = spent.memory;
-        check_value(&loaded.info, &loaded.tools, hook, &value)?;
-        check_power(&loaded.info, hook, needs(&value))?;
+        let checked = check_value(&loaded.info, &loaded.tools, hook, &value)
+            .and_then(|()| check_power(&loaded.info, hook, needs(&value)));
+        metrics.call(&loaded.info.name, hook, started.elapsed(), &checked);
+        checked?;
         if value.commits() {
+            let bytes = spent.pending_blobs.iter().map(|blob| blob.content.bytes.len() as u64).sum();
+            metrics.offloaded(&loaded.info.name, bytes);
             let effects = Effects { writes, blobs: spent.pending_blobs, checkpoint: spent.checkpoint_request };
             self.effects.push((index, effects));
         }

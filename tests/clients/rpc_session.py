@@ -60,7 +60,11 @@ def main(binary):
         assert shown["session"]["compaction_count"] == 1, shown
         assert any(e["key"] == "plan" for e in shown["state"]), shown
         assert "removed" in rpc.ok("gc")
-        checks += 4
+        metrics = rpc.ok("metrics")["text"]
+        assert 'scratchpad_tool_errors_total{plugin="scratchpad",tool="session.scratchpad",kind="not-found"} 1' in metrics, metrics
+        assert 'scratchpad_plugin_call_duration_seconds_count{plugin="scratchpad",hook="before-query"} 1' in metrics, metrics
+        assert "py-1" not in metrics, "no session id in the metrics"
+        checks += 5
 
         # Bad input gets an error response and the server keeps going.
         rpc.send_raw("this is not json")

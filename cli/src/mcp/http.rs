@@ -7,6 +7,9 @@
 //! own MCP session. Before anything reaches rmcp or the database, a request must present the
 //! bearer token (when one is configured) and come with an accepted `Host` and `Origin`
 //! (rmcp checks those again), so a refused request changes nothing.
+//!
+//! `GET /metrics`, behind the same checks, is the host's metrics in the Prometheus text format
+//! (docs/metrics.md).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -22,7 +25,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::access::{self, Token};
 use super::batch;
-use super::reply::{Body, refuse};
+use super::reply::{self, Body, refuse};
 use super::server::{Connection, Shared, open_session};
 
 /// The largest request body accepted (a tool call's arguments, a batch of them).
@@ -110,6 +113,12 @@ impl Router {
             return refuse(StatusCode::FORBIDDEN, -32600, &message);
         }
         let path = request.uri().path();
+        if path == "/metrics" {
+            return match *request.method() {
+                Method::GET => reply::metrics(self.shared.host.metrics().render()),
+                _ => refuse(StatusCode::METHOD_NOT_ALLOWED, -32600, "the metrics are read with GET"),
+            };
+        }
         let session = match path.strip_prefix("/mcp") {
             Some("" | "/") => self.default_session.clone(),
             Some(rest) if rest.starts_with('/') && !rest[1..].contains('/') => rest[1..].to_owned(),

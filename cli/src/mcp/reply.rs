@@ -21,3 +21,12 @@ pub(crate) fn refuse(status: StatusCode, code: i64, message: &str) -> Response<B
     response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
     response
 }
+
+/// The host's metrics as a Prometheus scrape answer (text exposition format 0.0.4).
+pub(crate) fn metrics(text: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    response
+}

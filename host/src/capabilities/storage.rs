@@ -33,6 +33,8 @@ pub(crate) struct Scope {
     /// Keys in both spaces, and the most there may be (`storage_max_keys`).
     key_count: u64,
     max_keys: u64,
+    /// Writes the quota refused during the call (counted in [`crate::metrics`]).
+    quota_refusals: u32,
 }
 
 /// One key space of a scope.
@@ -54,6 +56,7 @@ impl Scope {
             quota_bytes: limits.storage_quota_bytes,
             key_count,
             max_keys: limits.storage_max_keys,
+            quota_refusals: 0,
         }
     }
 
@@ -69,6 +72,17 @@ impl Scope {
         Ok(())
     }
 
+    /// Counts a write the quota refused; `error`, to hand to the plugin.
+    fn refused<E>(&mut self, error: E) -> E {
+        self.quota_refusals += 1;
+        error
+    }
+
+    /// How many writes the quota refused during the call.
+    pub(crate) fn quota_refusals(&self) -> u32 {
+        self.quota_refusals
+    }
+
     /// The pending writes, to commit after a successful call.
     pub(crate) fn into_writes(self) -> ScopeWrites {
         ScopeWrites { state: self.state.writes, metadata: self.metadata.writes }
@@ -82,7 +96,8 @@ impl Scope {
         check_key(&key).map_err(StorageError::InvalidKey)?;
         self.check_new_key(&self.state, &key).map_err(StorageError::InvalidKey)?;
         let (used, quota) = (self.used_bytes, self.quota_bytes);
-        let (after, added) = self.state.set(key, value, used, quota).map_err(StorageError::QuotaExceeded)?;
+        let (after, added) =
+            self.state.set(key, value, used, quota).map_err(|q| self.refused(StorageError::QuotaExceeded(q)))?;
         self.used_bytes = after;
         self.key_count += u64::from(added);
         Ok(())
@@ -125,8 +140,10 @@ impl Scope {
         }
         self.check_new_key(&self.metadata, &key).map_err(MetadataError::Invalid)?;
         let (used, quota) = (self.used_bytes, self.quota_bytes);
-        let (after, added) =
-            self.metadata.set(key, value.into_bytes(), used, quota).map_err(MetadataError::QuotaExceeded)?;
+        let (after, added) = self
+            .metadata
+            .set(key, value.into_bytes(), used, quota)
+            .map_err(|q| self.refused(MetadataError::QuotaExceeded(q)))?;
         self.used_bytes = after;
         self.key_count += u64::from(added);
         Ok(())

@@ -167,6 +167,8 @@ pub(crate) struct Db {
     backend: Arc<dyn Backend>,
     hot: Arc<HotSessions>,
     entries: Arc<KnownEntries>,
+    /// The host's metrics: the begins and commits are counted here, where they happen.
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Db {
@@ -184,7 +186,7 @@ impl Db {
         };
         let budget = if backend.peeks() { usize::try_from(hot_bytes).unwrap_or(usize::MAX) } else { 0 };
         let hot = Arc::new(HotSessions::new(budget));
-        Ok(Db { backend, hot, entries: Arc::default() })
+        Ok(Db { backend, hot, entries: Arc::default(), metrics: Arc::default() })
     }
 
     /// An operation's begin ([`Backend::begin`]): from memory when the session is hot, its head
@@ -206,8 +208,10 @@ impl Db {
             // running hot operations in a loop still lets the runtime's other tasks (and its
             // timers) run.
             tokio::task::consume_budget().await;
+            self.metrics.begin(true);
             return Ok(Read { head, snapshots });
         }
+        self.metrics.begin(false);
         if !self.hot.enabled() {
             return self.backend.begin(session, turn_id, tokens, plugins).await;
         }
@@ -227,6 +231,9 @@ impl Db {
     ) -> Result<Commit> {
         let next = self.hot.prepare_commit(session, expected_version, &calls);
         let outcome = self.backend.commit(session, expected_version, calls).await;
+        if let Ok(commit) = &outcome {
+            self.metrics.commit(*commit == Commit::Done);
+        }
         match outcome {
             Ok(Commit::Done) => self.hot.committed(session, next),
             _ => self.hot.forget(session),
