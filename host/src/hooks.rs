@@ -32,25 +32,38 @@ impl Host {
     /// message itself is never changed; render the final text with [`Prompt::render`].
     pub async fn before_query(&self, turn: &TurnContext, message: &str) -> Result<Prompt> {
         let _guard = self.lock(&turn.session_id).await;
-        transaction!(self, turn, Involved::All, |tx| {
-            let mut prompt = Prompt { injections: tx.guidance() };
-            for (index, loaded) in self.inner.plugins.iter().enumerate() {
-                if !loaded.info.grants.calls(Hook::BeforeQuery, false) {
-                    continue;
-                }
-                let (wit_turn, message) = (tx.turn.clone(), message.to_owned());
-                let injections = tx
-                    .call(index, "before-query", |p, store| {
-                        Box::pin(async move {
-                            p.scratchpad_plugin_hooks().call_before_query(store, &wit_turn, &message).await
-                        })
-                    })
-                    .await?;
-                prompt.injections.extend(injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
+        transaction!(self, turn, Involved::All, |tx| { self.query(&mut tx, message).await })
+            .inspect(|prompt| self.metrics().injected(prompt.injections.iter().map(|i| i.text.len()).sum()))
+    }
+
+    /// What [`Host::before_query`] would inject into a prompt of session `id` now, with an
+    /// empty message, in its current turn — and nothing written: no turn is entered and the
+    /// calls' writes are dropped (a plugin that counts its `before-query` calls counts none).
+    /// Before the session's first turn, the plugins see turn index 0 and an empty turn id.
+    pub async fn preview_query(&self, id: &str) -> Result<Prompt> {
+        let _guard = self.lock(id).await;
+        let mut tx = self.begin_reading(id, Involved::All).await?;
+        self.query(&mut tx, "").await
+    }
+
+    /// `before-query` across the plugins in order, after the standing guidance.
+    async fn query(&self, tx: &mut crate::transaction::Tx<'_>, message: &str) -> Result<Prompt> {
+        let mut prompt = Prompt { injections: tx.guidance() };
+        for (index, loaded) in self.inner.plugins.iter().enumerate() {
+            if !loaded.info.grants.calls(Hook::BeforeQuery, false) {
+                continue;
             }
-            Ok(prompt)
-        })
-        .inspect(|prompt| self.metrics().injected(prompt.injections.iter().map(|i| i.text.len()).sum()))
+            let (wit_turn, message) = (tx.turn.clone(), message.to_owned());
+            let injections = tx
+                .call(index, "before-query", |p, store| {
+                    Box::pin(
+                        async move { p.scratchpad_plugin_hooks().call_before_query(store, &wit_turn, &message).await },
+                    )
+                })
+                .await?;
+            prompt.injections.extend(injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
+        }
+        Ok(prompt)
     }
 
     /// Hands the model's reply `text` to every plugin (`after-response`): the turn ends.

@@ -78,7 +78,7 @@ impl ScopedStore {
     ) -> Result<R> {
         for _ in 0..crate::transaction::MAX_ATTEMPTS {
             let plugins = vec![ScopeToRead { index: 0, plugin: self.plugin.clone() }];
-            let mut read = self.db.begin(session, turn_id, None, plugins).await?;
+            let mut read = self.db.begin(session, Some(turn_id), None, plugins).await?;
             let (_, snapshot) = read.snapshots.pop().expect("one scope was read");
             let mut storage = ScopeStorage(Scope::new(snapshot, &self.limits));
             let (value, keep) = f(&mut storage);

@@ -115,26 +115,39 @@ impl Host {
 
     /// Step 1: one trip to the database.
     pub(crate) async fn begin(&self, turn: &TurnContext, involved: Involved) -> Result<Tx<'_>> {
+        self.begin_at(&turn.session_id, Some(turn), involved).await
+    }
+
+    /// Step 1 of an operation that is never finished: `session` read as it is, in its current
+    /// turn, which is not entered, so nothing is written (the viewer's preview). Dropping the
+    /// transaction drops its calls' effects.
+    pub(crate) async fn begin_reading(&self, session: &str, involved: Involved) -> Result<Tx<'_>> {
+        check_id("session id", session)?;
+        self.begin_at(session, None, involved).await
+    }
+
+    async fn begin_at(&self, session: &str, turn: Option<&TurnContext>, involved: Involved) -> Result<Tx<'_>> {
         let scope = |i: usize| ScopeToRead { index: i, plugin: self.inner.plugins[i].info.name.clone() };
         let names: Vec<ScopeToRead> = match involved {
             Involved::All => (0..self.inner.plugins.len()).map(scope).collect(),
             Involved::One(i) => vec![scope(i)],
         };
-        let read = self.inner.db.begin(&turn.session_id, &turn.turn_id, turn.tokens_used, names).await?;
+        let (turn_id, tokens) = (turn.map(|t| t.turn_id.as_str()), turn.and_then(|t| t.tokens_used));
+        let read = self.inner.db.begin(session, turn_id, tokens, names).await?;
         let mut snapshots: Vec<Option<Snapshot>> = (0..self.inner.plugins.len()).map(|_| None).collect();
         for (i, snapshot) in read.snapshots {
             snapshots[i] = Some(snapshot);
         }
         let wit_turn = wit::Turn {
-            session_id: turn.session_id.clone(),
-            turn_id: turn.turn_id.clone(),
-            turn_index: read.head.turn_index as u32,
-            tokens_used: turn.tokens_used,
-            context_window: turn.context_window,
+            session_id: session.to_owned(),
+            turn_id: turn_id.map(str::to_owned).or_else(|| read.head.turn_id.clone()).unwrap_or_default(),
+            turn_index: read.head.turn_index.max(0) as u32,
+            tokens_used: tokens,
+            context_window: turn.and_then(|t| t.context_window),
         };
         Ok(Tx {
             host: self,
-            session: turn.session_id.clone(),
+            session: session.to_owned(),
             head: read.head,
             turn: wit_turn,
             snapshots,

@@ -7,6 +7,7 @@ use serde_json::json;
 
 scratchpad_tests::on_both_backends!(
     a_tool_call_is_stored_and_injected_on_the_next_turn,
+    a_preview_of_the_next_prompt_writes_nothing,
     a_new_host_on_the_same_file_still_injects_the_state,
     two_plugins_state_is_isolated,
     two_sessions_state_is_isolated,
@@ -29,6 +30,31 @@ async fn a_tool_call_is_stored_and_injected_on_the_next_turn(fx: Fixture) {
     assert!(rendered.user.ends_with("continue"), "the message stays last and untouched: {}", rendered.user);
     let stored = dump(&fx.database, "s");
     assert!(stored.iter().any(|(p, _, v)| p == "scratchpad" && v == b"root cause: timezone mismatch"), "{stored:?}");
+}
+
+async fn a_preview_of_the_next_prompt_writes_nothing(fx: Fixture) {
+    let host = fx.host().await;
+    host.create_session("s", Origin::New).await.unwrap();
+    let fresh = host.preview_query("s").await.unwrap();
+    assert!(!fresh.injections.is_empty(), "the standing guidance is previewed before the first turn");
+    assert_eq!(host.session("s").await.unwrap().turn_index, -1, "a preview starts no turn");
+
+    host.call_tool(&turn("s", "t1"), "session.scratchpad", SET_NOTES).await.unwrap();
+    let (record, stored) = (host.session("s").await.unwrap(), dump(&fx.database, "s"));
+    let preview = host.preview_query("s").await.unwrap();
+    assert!(preview.render("", "").user.contains("root cause: timezone mismatch"), "{preview:?}");
+    let after = host.session("s").await.unwrap();
+    assert_eq!(
+        (after.turn_id, after.turn_index, after.updated_at),
+        (record.turn_id, record.turn_index, record.updated_at),
+        "the preview entered no turn and committed nothing"
+    );
+    assert_eq!(dump(&fx.database, "s"), stored);
+
+    // What the next real turn injects is what the preview showed.
+    let next = host.before_query(&turn("s", "t1"), "").await.unwrap();
+    assert_eq!(next.injections, preview.injections);
+    assert!(matches!(host.preview_query("ghost").await, Err(Error::SessionNotFound(_))));
 }
 
 async fn a_new_host_on_the_same_file_still_injects_the_state(fx: Fixture) {

@@ -74,9 +74,15 @@ pub(crate) trait Backend: Send + Sync + 'static {
 
     /// Enters `turn_id` in `session` (a new turn id is counted, with the runtime's token
     /// figure, and expired observations are collected) and reads the session's head and each
-    /// named plugin's scope, all at one session version.
-    async fn begin(&self, session: &str, turn_id: &str, tokens: Option<u64>, plugins: Vec<ScopeToRead>)
-    -> Result<Read>;
+    /// named plugin's scope, all at one session version. With no `turn_id`, enters nothing
+    /// and writes nothing: a read of the session as it is (the viewer's preview).
+    async fn begin(
+        &self,
+        session: &str,
+        turn_id: Option<&str>,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<Read>;
     /// Commits the effects of one operation's calls if `session` is still at
     /// `expected_version`, bumping the version once; otherwise writes nothing.
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit>;
@@ -195,13 +201,13 @@ impl Db {
     pub(crate) async fn begin(
         &self,
         session: &str,
-        turn_id: &str,
+        turn_id: Option<&str>,
         tokens: Option<u64>,
         plugins: Vec<ScopeToRead>,
     ) -> Result<Read> {
         if self.hot.has(session)
             && let Some(head) = self.backend.peek_head(session)
-            && head.turn_id.as_deref() == Some(turn_id)
+            && turn_id.is_none_or(|turn_id| head.turn_id.as_deref() == Some(turn_id))
             && let Some(snapshots) = self.hot.get(session, head.version, &plugins)
         {
             // Nothing above awaited: count against the task's cooperative budget, so a caller
@@ -326,14 +332,14 @@ mod tests {
                 db.create_session("s", &Origin::New, &[], Vec::new()).await.unwrap();
                 let scope = || vec![ScopeToRead { index: 0, plugin: "p".into() }];
                 // The first begin enters the turn and keeps the read: every later one is hot.
-                db.begin("s", "t", None, scope()).await.unwrap();
+                db.begin("s", Some("t"), None, scope()).await.unwrap();
                 assert!(db.hot.has("s"), "the session is hot after its first begin");
                 let stop = Arc::new(AtomicBool::new(false));
                 let (looping, flag) = (db.clone(), stop.clone());
                 let calls = tokio::spawn(async move {
                     let mut calls = 0u64;
                     while !flag.load(Ordering::Relaxed) {
-                        looping.begin("s", "t", None, scope()).await.unwrap();
+                        looping.begin("s", Some("t"), None, scope()).await.unwrap();
                         calls += 1;
                     }
                     calls

@@ -136,7 +136,7 @@ impl Backend for Postgres {
     async fn begin(
         &self,
         session: &str,
-        turn_id: &str,
+        turn_id: Option<&str>,
         tokens: Option<u64>,
         plugins: Vec<ScopeToRead>,
     ) -> Result<Read> {

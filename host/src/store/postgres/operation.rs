@@ -28,7 +28,7 @@ use crate::{Error, Result};
 const BEGIN: &str = "
     WITH entered AS (
         UPDATE sessions SET turn_id = $3, turn_index = turn_index + 1, total_tokens = COALESCE($4, total_tokens)
-         WHERE id = $1 AND turn_id IS DISTINCT FROM $3
+         WHERE id = $1 AND $3::text IS NOT NULL AND turn_id IS DISTINCT FROM $3
         RETURNING turn_id, turn_index
     )
     SELECT -1 AS space, NULL::text AS plugin, NULL::text AS key, NULL::bytea AS value,
@@ -75,12 +75,12 @@ const COMMIT: &str = "
            (SELECT count(*) FROM set_state) + (SELECT count(*) FROM delete_state)
          + (SELECT count(*) FROM set_metadata) + (SELECT count(*) FROM delete_metadata)";
 
-/// Enters `turn_id` and reads the head and the scopes of `plugins` at one version: one trip
-/// inside the current turn.
+/// Enters `turn_id` (none: enters nothing) and reads the head and the scopes of `plugins` at
+/// one version: one trip inside the current turn.
 pub(super) async fn begin(
     client: &mut Object,
     session: &str,
-    turn_id: &str,
+    turn_id: Option<&str>,
     tokens: Option<u64>,
     plugins: &[ScopeToRead],
 ) -> Result<Read> {

@@ -216,12 +216,15 @@ impl Backend for Sqlite {
     async fn begin(
         &self,
         session: &str,
-        turn_id: &str,
+        turn_id: Option<&str>,
         tokens: Option<u64>,
         plugins: Vec<ScopeToRead>,
     ) -> Result<Read> {
-        let (session, turn_id) = (owned(session), owned(turn_id));
-        self.run_in(move |conn, pool| state::begin(conn, &pool.contents, &session, &turn_id, tokens, &plugins)).await
+        let (session, turn_id) = (owned(session), turn_id.map(owned));
+        self.run_in(move |conn, pool| {
+            state::begin(conn, &pool.contents, &session, turn_id.as_deref(), tokens, &plugins)
+        })
+        .await
     }
 
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {

@@ -12,12 +12,13 @@ use crate::{Error, Result};
 /// Enters `turn_id` and reads the session's head and each named plugin's snapshot in one
 /// read transaction (so all are of one version). A new turn id is counted first, in a write
 /// transaction of its own, which also collects expired observations (seed 004: at the start
-/// of every turn); the usual call, inside the current turn, writes nothing.
+/// of every turn); the usual call, inside the current turn, writes nothing, and neither does
+/// a read with no `turn_id`.
 pub(crate) fn begin(
     conn: &mut Connection,
     contents: &Contents,
     session: &str,
-    turn_id: &str,
+    turn_id: Option<&str>,
     tokens: Option<u64>,
     plugins: &[ScopeToRead],
 ) -> Result<Read> {
@@ -27,7 +28,10 @@ pub(crate) fn begin(
         let head = sessions::head(&tx, session)?.ok_or_else(|| Error::SessionNotFound(session.into()))?;
         // Entered once: another process may switch the session to its own turn right after,
         // and re-entering would let two processes take turns re-entering without end.
-        if head.turn_id.as_deref() != Some(turn_id) && !entered {
+        if let Some(turn_id) = turn_id
+            && head.turn_id.as_deref() != Some(turn_id)
+            && !entered
+        {
             entered = true;
             drop(tx);
             let (_, new) = sessions::start_turn(conn, session, turn_id, tokens)?;
