@@ -39,6 +39,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Serve(args) => crate::serve::run(global.host_config()?, args).await,
         Command::Mcp(args) => crate::mcp::run(global.host_config()?, args).await,
+        Command::Ui(args) => crate::ui::run(global.host_config()?, args).await,
         Command::Hook(args) => crate::hook::run(global.host_config()?, args).await,
         Command::Setup(command) => crate::setup::run(command, global.json),
         Command::ImportOpenclaw { path } => {
@@ -215,8 +216,13 @@ async fn query(host: &Host, global: &Global, turn: TurnContext, message: &str, s
     let prompt = host.before_query(&turn, message).await?;
     let rendered = prompt.render(system, message);
     if global.json {
-        let by_placement: serde_json::Map<String, serde_json::Value> =
-            Placement::ALL.iter().map(|p| (p.as_str().to_owned(), json!(prompt.at(*p).collect::<Vec<_>>()))).collect();
+        // Each block with its token count in the host's encoding (the budget's; what
+        // `scratchpad ui` shows).
+        let with_tokens = |i: &scratchpad_host::Injection| json!({ "plugin": i.plugin, "placement": i.placement, "text": i.text, "tokens": host.count_tokens(&i.text) });
+        let by_placement: serde_json::Map<String, serde_json::Value> = Placement::ALL
+            .iter()
+            .map(|p| (p.as_str().to_owned(), json!(prompt.at(*p).map(with_tokens).collect::<Vec<_>>())))
+            .collect();
         print_json(&json!({ "ok": true, "injections": by_placement, "rendered": rendered }));
     } else {
         let (system, user) = (terminal::text(&rendered.system), terminal::text(&rendered.user));
@@ -224,7 +230,17 @@ async fn query(host: &Host, global: &Global, turn: TurnContext, message: &str, s
         // Stdout is exactly what the model reads; who injected what goes to stderr.
         let by: Vec<String> = Placement::ALL
             .iter()
-            .flat_map(|p| prompt.at(*p).map(move |i| format!("{} ({}, {} bytes)", i.plugin, p.as_str(), i.text.len())))
+            .flat_map(|p| {
+                prompt.at(*p).map(move |i| {
+                    format!(
+                        "{} ({}, {} bytes, {} tokens)",
+                        i.plugin,
+                        p.as_str(),
+                        i.text.len(),
+                        host.count_tokens(&i.text)
+                    )
+                })
+            })
             .collect();
         if !by.is_empty() {
             eprintln!("(injected by: {})", by.join("; "));

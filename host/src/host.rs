@@ -34,6 +34,9 @@ pub struct Host {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// The most [`Host::read_observation`] reads at once: 1 MiB.
+pub const MAX_OBSERVATION_READ: usize = 1 << 20;
+
 pub(crate) struct Inner {
     pub(crate) db: Db,
     /// Where `db` lives.
@@ -251,6 +254,21 @@ impl Host {
     pub async fn observations(&self, id: &str) -> Result<Vec<BlobEntry>> {
         self.session(id).await?;
         self.inner.db.blob_list(None, id, None).await
+    }
+
+    /// Up to `len` bytes (at most [`MAX_OBSERVATION_READ`]) of the offloaded observation `id`
+    /// of `plugin` in session `id`, from byte `offset`; `None` when there is no such entry.
+    /// Reads only what the range needs, so a reader pages a large entry without loading it.
+    pub async fn read_observation(
+        &self,
+        session: &str,
+        plugin: &str,
+        id: &str,
+        offset: u64,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        check_id("session id", session)?;
+        self.inner.db.blob_read(plugin, session, id, offset, len.min(MAX_OBSERVATION_READ)).await
     }
 
     /// Removes every expired observation now (the host also does it at the start of every

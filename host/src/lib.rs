@@ -64,7 +64,7 @@ pub use config::{Encoding, HostConfig, InstanceAllocation, Limits, PluginSource,
 pub use error::{Error, PluginFailure, Result};
 pub use grants::{Grants, Power};
 pub use hooks::PluginText;
-pub use host::{Host, MetadataEntry, StateEntry};
+pub use host::{Host, MAX_OBSERVATION_READ, MetadataEntry, StateEntry};
 pub use inspect::{Inspection, inspect};
 pub use metrics::Metrics;
 pub use notepad::{Notepad, NotepadUsage, SANDBOX_TURN_ID};
