@@ -14,6 +14,7 @@ mod plugin_version;
 mod serve;
 mod sessions;
 mod setup;
+mod ui;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -158,6 +159,9 @@ enum Command {
     /// Connect an agent to this binary: edit its configuration, keeping what is there
     #[command(subcommand)]
     Setup(setup::SetupCommand),
+    /// Serve a read-only web viewer of the sessions on 127.0.0.1 and print its URL, with an
+    /// access token (docs/viewer.md)
+    Ui(ui::UiArgs),
     /// Show a session and every plugin's stored state
     Show {
         /// The session
