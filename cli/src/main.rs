@@ -7,6 +7,7 @@
 mod commands;
 mod demo;
 mod hook;
+mod http_server;
 mod mcp;
 mod names;
 mod output;

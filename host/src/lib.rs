@@ -54,6 +54,7 @@ mod sandbox;
 mod sources;
 mod store;
 pub mod terminal;
+mod timestamp;
 mod transaction;
 mod types;
 mod warm;
@@ -76,6 +77,7 @@ pub use scratchpad_supply as supply;
 pub use store::location::{DATABASE_URL_ENV, redact as redact_database_url};
 pub use store::migrate::{MigrationReport, migrate};
 pub use store::{BlobEntry, Location, SessionRecord};
+pub use timestamp::iso8601;
 pub use types::{
     ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,
     ToolOutput, ToolSpec, TurnContext,

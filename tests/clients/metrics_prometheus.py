@@ -28,21 +28,10 @@ import httpx
 from mcp import ClientSession
 from mcp.shared.exceptions import McpError
 from mcp.client.streamable_http import streamablehttp_client
-from support import env_for, write_config
+from support import Checks, env_for, write_config
 
 SESSION = "metrics-session-7f3a"
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok: {name}")
-    else:
-        failed += 1
-        print(f"FAILED: {name} {detail}")
-        raise SystemExit(f"{passed} passed, {failed} failed")
+check = Checks()
 
 
 def free_port():
@@ -187,7 +176,7 @@ scrape_configs:
                 if proc is not None:
                     proc.kill()
                     proc.wait()
-    print(f"{passed} passed, {failed} failed")
+    check.done()
 
 
 main()

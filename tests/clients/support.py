@@ -34,6 +34,24 @@ SUMMARY = {
 }
 
 
+class Checks:
+    """Named checks that print `ok: NAME` and stop the script at the first failure, which
+    ends with the `N passed, M failed` line the Rust side of a test reads."""
+
+    def __init__(self):
+        self.passed = 0
+
+    def __call__(self, name, ok, detail=""):
+        if not ok:
+            print(f"FAILED: {name} {detail}")
+            raise SystemExit(f"{self.passed} passed, 1 failed")
+        self.passed += 1
+        print(f"ok: {name}")
+
+    def done(self):
+        print(f"{self.passed} passed, 0 failed")
+
+
 def env_for(tmp):
     """The environment of a `scratchpad` process: the test run's compiled-component cache (or
     one in `tmp`), nothing else changed."""

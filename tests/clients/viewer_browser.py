@@ -27,21 +27,11 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+from support import Checks
 
 SESSION = "viewer-demo"
 NOTE = "<script>window.pwned = 1</script> found the bug in parse()"
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok: {name}")
-    else:
-        failed += 1
-        print(f"FAILED: {name} {detail}")
-        raise SystemExit(f"{passed} passed, {failed} failed")
+check = Checks()
 
 
 def status(url, headers=None):
@@ -164,7 +154,7 @@ def main():
                 driver.quit()
             viewer.kill()
             viewer.wait()
-    print(f"{passed} passed, {failed} failed")
+    check.done()
 
 
 main()

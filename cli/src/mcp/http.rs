@@ -12,7 +12,6 @@
 //! (docs/metrics.md).
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -73,29 +72,7 @@ pub(crate) async fn serve(shared: Shared, options: HttpOptions) -> anyhow::Resul
     use std::io::Write as _;
     std::io::stdout().flush()?;
     tracing::info!("MCP over Streamable HTTP on http://{local}/mcp/{{session}}");
-    loop {
-        let (stream, _) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    tracing::warn!("accepting a connection: {error}");
-                    continue;
-                }
-            },
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-        };
-        let router = router.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let router = router.clone();
-                async move { Ok::<_, Infallible>(router.route(request).await) }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(error) = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await {
-                tracing::debug!("HTTP connection: {error}");
-            }
-        });
-    }
+    crate::http_server::serve(listener, router, |router, request| async move { router.route(request).await }).await
 }
 
 impl Router {

@@ -14,7 +14,6 @@ mod html;
 mod pages;
 mod reader;
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -70,29 +69,7 @@ pub(crate) async fn run(config: HostConfig, args: UiArgs) -> anyhow::Result<()> 
     use std::io::Write as _;
     std::io::stdout().flush()?;
     eprintln!("scratchpad ui: serving {} read-only; open the URL above (Ctrl-C stops)", viewer.host.database());
-    loop {
-        let (stream, _) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    tracing::warn!("accepting a connection: {error}");
-                    continue;
-                }
-            },
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-        };
-        let viewer = viewer.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let viewer = viewer.clone();
-                async move { Ok::<_, Infallible>(viewer.answer(request).await) }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(error) = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await {
-                tracing::debug!("HTTP connection: {error}");
-            }
-        });
-    }
+    crate::http_server::serve(listener, viewer, |viewer, request| async move { viewer.answer(request).await }).await
 }
 
 /// 128 random bits as hex.
