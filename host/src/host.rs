@@ -34,6 +34,9 @@ pub struct Host {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// How long the write of one plugin event may take before it is given up.
+const EVENT_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The most [`Host::read_observation`] reads at once: 1 MiB.
 pub const MAX_OBSERVATION_READ: usize = 1 << 20;
 
@@ -269,6 +272,38 @@ impl Host {
     ) -> Result<Option<Vec<u8>>> {
         check_id("session id", session)?;
         self.inner.db.blob_read(plugin, session, id, offset, len.min(MAX_OBSERVATION_READ)).await
+    }
+
+    /// The event log of session `id`, oldest first: its plugins' failed calls and the writes
+    /// their storage quota refused, the newest
+    /// [`MAX_EVENTS_PER_SESSION`](crate::MAX_EVENTS_PER_SESSION) kept. Diagnostics for
+    /// people: no plugin can read them.
+    pub async fn events(&self, id: &str) -> Result<Vec<crate::PluginEvent>> {
+        self.session(id).await?;
+        self.inner.db.events(id).await
+    }
+
+    /// Appends an event to `session`'s log before the failed operation returns (a process that
+    /// ends right after, like a hook's, keeps it). The call it describes already has its
+    /// outcome: the write gets at most [`EVENT_WRITE_TIMEOUT`] (a failure may come from a
+    /// database that is not answering), and a failure to record is logged, never returned.
+    pub(crate) async fn record_event(&self, session: &str, plugin: &str, hook: &str, kind: &str, message: &str) {
+        let mut end = message.len().min(crate::MAX_EVENT_MESSAGE);
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        let event = crate::PluginEvent {
+            plugin: plugin.to_owned(),
+            hook: hook.to_owned(),
+            kind: kind.to_owned(),
+            message: message[..end].to_owned(),
+            at_ms: now_ms(),
+        };
+        match tokio::time::timeout(EVENT_WRITE_TIMEOUT, self.inner.db.record_event(session, event)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!(session, "recording a plugin event: {error}"),
+            Err(_) => tracing::warn!(session, "recording a plugin event: no answer from the database in time"),
+        }
     }
 
     /// Removes every expired observation now (the host also does it at the start of every

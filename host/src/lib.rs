@@ -76,7 +76,7 @@ pub use prompt::{Prompt, RenderedPrompt};
 pub use scratchpad_supply as supply;
 pub use store::location::{DATABASE_URL_ENV, redact as redact_database_url};
 pub use store::migrate::{MigrationReport, migrate};
-pub use store::{BlobEntry, Location, SessionRecord};
+pub use store::{BlobEntry, Location, MAX_EVENT_MESSAGE, MAX_EVENTS_PER_SESSION, PluginEvent, SessionRecord};
 pub use timestamp::iso8601;
 pub use types::{
     ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,

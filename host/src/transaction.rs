@@ -241,10 +241,17 @@ impl Tx<'_> {
                 host.recycle(index, None);
                 let failed = Err(error);
                 metrics.call(&loaded.info.name, hook, started.elapsed(), &failed);
+                self.record_failure(index, hook, &failed).await;
                 return failed;
             }
         };
-        metrics.quota_refusals(&loaded.info.name, spent.scope.quota_refusals());
+        let refused = spent.scope.quota_refusals();
+        metrics.quota_refusals(&loaded.info.name, refused);
+        if refused > 0 {
+            let quota = loaded.info.limits.storage_quota_bytes;
+            let message = format!("{refused} write(s) refused by its storage quota of {quota} bytes");
+            host.record_event(&self.session, &loaded.info.name, hook, "quota", &message).await;
+        }
         let writes = spent.scope.into_writes();
         host.recycle(index, Some(spent.used));
         drop(spent.permit);
@@ -252,6 +259,7 @@ impl Tx<'_> {
         let checked = check_value(&loaded.info, &loaded.tools, hook, &value)
             .and_then(|()| check_power(&loaded.info, hook, needs(&value)));
         metrics.call(&loaded.info.name, hook, started.elapsed(), &checked);
+        self.record_failure(index, hook, &checked).await;
         checked?;
         if value.commits() {
             let bytes = spent.pending_blobs.iter().map(|blob| blob.content.bytes.len() as u64).sum();
@@ -260,5 +268,14 @@ impl Tx<'_> {
             self.effects.push((index, effects));
         }
         Ok(value)
+    }
+
+    /// Logs a plugin failure in the session's events (see [`Host::events`]).
+    async fn record_failure<T>(&self, index: usize, hook: &str, outcome: &Result<T>) {
+        if let Err(Error::Plugin { plugin, failure, .. }) = outcome {
+            debug_assert_eq!(*plugin, self.host.inner.plugins[index].info.name);
+            let kind = crate::metrics::failure_kind(failure);
+            self.host.record_event(&self.session, plugin, hook, kind, &failure.to_string()).await;
+        }
     }
 }

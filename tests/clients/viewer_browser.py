@@ -4,9 +4,11 @@ chromium-driver).
 Usage: python3 viewer_browser.py PATH/TO/scratchpad DATABASE SCREENSHOT.png
 DATABASE is a SQLite file path or a postgres:// URL (an empty database). The CLI creates a
 session, sets its plan, writes a note holding a <script> element and offloads a 3,000-line log;
-the viewer started on a free port prints its URL. In the browser: the URL's token becomes a
+a note past the scratchpad's 2 KiB storage quota is refused (a plugin event); the viewer started
+on a free port prints its URL. In the browser: the URL's token becomes a
 cookie and leaves the address bar; the session list shows the session; its page shows the plan,
-the note as text (the script never runs), and the next prompt's blocks, whose token counts
+the note as text (the script never runs), the quota refusal among the plugin events, and the
+next prompt's blocks, whose token counts
 equal those `scratchpad query` prints for the same blocks; the observation's reader greps line
 2096 out of the log and pages it; a `set_plan` by another process shows on the open page
 within 2 s without a reload. Over plain HTTP: no token or a wrong one is 401, an unknown
@@ -24,6 +26,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -53,8 +56,19 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, XDG_CACHE_HOME=os.environ.get("SCRATCHPAD_TEST_CACHE_HOME") or os.path.join(tmp, "cache"))
 
+        # The default plugins, the scratchpad with a 2 KiB storage quota: a 3,000-char note is
+        # within its notes budget but refused by the quota, a plugin event the page shows.
+        config = os.path.join(tmp, "config.toml")
+        with open(config, "w") as f:
+            f.write('[[plugin]]\nname = "scratchpad"\n[plugin.limits]\nstorage_quota_bytes = 2048\n'
+                    '[[plugin]]\nname = "observations"\n')
+
+        def run(*args):
+            return subprocess.run([binary, "--db", database, "--config", config, "--json", *args], env=env,
+                                  capture_output=True, text=True)
+
         def cli(*args):
-            out = subprocess.run([binary, "--db", database, "--json", *args], env=env, capture_output=True, text=True)
+            out = run(*args)
             assert out.returncode == 0, (args, out.stdout, out.stderr)
             return json.loads(out.stdout)
 
@@ -64,6 +78,8 @@ def main():
         cli("session", "create", SESSION)
         call({"action": "set_plan", "content": "1. reproduce the crash\n2. fix parse()"})
         call({"action": "set_notes", "content": NOTE})
+        over = run("call", SESSION, "session.scratchpad", json.dumps({"action": "set_notes", "content": "n" * 3000}))
+        check("a note past the storage quota is refused", over.returncode != 0 and "quota" in over.stdout, over.stdout)
         log = os.path.join(tmp, "build.log")
         with open(log, "w") as f:
             for i in range(1, 3001):
@@ -71,7 +87,7 @@ def main():
         observed = cli("observe", SESSION, "run_build", log)
         check("the 3,000-line log is offloaded", bool(observed["observation"].get("scratchpad_id")), observed)
 
-        viewer = subprocess.Popen([binary, "--db", database, "ui", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE,
+        viewer = subprocess.Popen([binary, "--db", database, "--config", config, "ui", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, env=env, text=True)
         driver = None
         try:
@@ -104,6 +120,9 @@ def main():
             notes = driver.find_element(By.CSS_SELECTOR, "#space-notes pre").text
             check("a note holding <script> shows as text", notes == NOTE, notes)
             check("...and its script never ran", driver.execute_script("return window.pwned") is None)
+            events = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#events tr")][1:]
+            check("the plugin events show the quota refusal",
+                  len(events) == 1 and "quota" in events[0] and "scratchpad" in events[0] and "2048 bytes" in events[0], events)
 
             blocks = [(b.get_attribute("data-placement"), b.get_attribute("data-plugin"),
                        int(b.find_element(By.CSS_SELECTOR, ".tokens").text))
@@ -115,10 +134,9 @@ def main():
                         for placement, injections in queried["injections"].items() for i in injections]
             check("their token counts equal scratchpad query's", sorted(blocks) == sorted(expected), (blocks, expected))
 
-            # The query started a turn: the open page swaps in its new content (counted in
-            # body's data-updates) before anything on it is clicked.
-            WebDriverWait(driver, 5, poll_frequency=0.1).until(
-                lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-updates") == "1")
+            # The query started a turn, which the open page is about to show (live updates are
+            # checked below): open the page afresh before clicking on it.
+            driver.get(base + "/s/" + SESSION)
             driver.find_element(By.CSS_SELECTOR, "#observations a").click()
             size = driver.find_element(By.CSS_SELECTOR, "main .meta").text
             check("the reader shows the entry's size", "KiB" in size, size)
@@ -140,7 +158,8 @@ def main():
             live(driver)
             call({"action": "set_plan", "content": "1. reproduce the crash\n2. fix parse()\n3. ship it"})
             started = time.monotonic()
-            WebDriverWait(driver, 2, poll_frequency=0.1).until(
+            # (The element read may be swapped out between finding and reading it: try again.)
+            WebDriverWait(driver, 2, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(
                 lambda d: "3. ship it" in d.find_element(By.CSS_SELECTOR, "#space-plan pre").text)
             check(f"another process's set_plan shows within 2 s ({time.monotonic() - started:.2f} s)", True)
             check("...without a reload", driver.execute_script("return window.marker") == 42)

@@ -325,6 +325,13 @@ pub fn refusal<T: std::fmt::Debug>(result: scratchpad_host::Result<T>) -> (ToolE
 
 /// Every row of every table of the database, as text, in a fixed order: equal dumps mean
 /// byte-for-byte equal stored state (sessions, every plugin's keys, observations).
+/// [`dump_all`] without the sessions' event logs (`plugin_events`): everything a plugin or a
+/// caller stored. A failed plugin call adds its event by design and keeps nothing else; a
+/// test checks the event with `Host::events`.
+pub fn dump_state(db: &(impl StoredAt + ?Sized)) -> String {
+    dump_all(db).lines().filter(|line| !line.starts_with("plugin_events:")).map(|line| format!("{line}\n")).collect()
+}
+
 pub fn dump_all(db: &(impl StoredAt + ?Sized)) -> String {
     match db.location() {
         Location::Sqlite(path) => dump_all_sqlite(&path),

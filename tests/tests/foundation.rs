@@ -8,6 +8,7 @@ use serde_json::json;
 scratchpad_tests::on_both_backends!(
     a_tool_call_is_stored_and_injected_on_the_next_turn,
     a_preview_of_the_next_prompt_writes_nothing,
+    failures_and_quota_refusals_are_logged_in_the_session_events_and_the_log_is_bounded,
     a_new_host_on_the_same_file_still_injects_the_state,
     two_plugins_state_is_isolated,
     two_sessions_state_is_isolated,
@@ -55,6 +56,34 @@ async fn a_preview_of_the_next_prompt_writes_nothing(fx: Fixture) {
     let next = host.before_query(&turn("s", "t1"), "").await.unwrap();
     assert_eq!(next.injections, preview.injections);
     assert!(matches!(host.preview_query("ghost").await, Err(Error::SessionNotFound(_))));
+}
+
+async fn failures_and_quota_refusals_are_logged_in_the_session_events_and_the_log_is_bounded(fx: Fixture) {
+    let limits = scratchpad_host::Limits { storage_quota_bytes: 64, ..Default::default() };
+    let host = fx.open(vec![probe("probe", "p").with_limits(limits)]).await;
+    host.create_session("s", Origin::New).await.unwrap();
+    host.create_session("other", Origin::New).await.unwrap();
+    let over = json!({"key": "big", "value": "x".repeat(100)}).to_string();
+    let bound = scratchpad_host::MAX_EVENTS_PER_SESSION as usize;
+    for i in 0..bound + 5 {
+        let refused = host.call_tool(&turn("s", &format!("t{i}")), "p.write", &over).await.unwrap_err();
+        assert!(matches!(refused, Error::Tool { .. }), "the plugin handles the refusal: {refused}");
+    }
+    let trapped = host.call_tool(&turn("s", "last"), "p.write_then_trap", r#"{"key":"k","value":"v"}"#).await;
+    assert!(matches!(trapped, Err(Error::Plugin { .. })));
+
+    let events = host.events("s").await.unwrap();
+    assert_eq!(events.len(), bound, "the newest {bound} are kept");
+    assert!(events[..bound - 1].iter().all(|e| e.kind == "quota" && e.hook == "tool p.write"), "{:?}", &events[..3]);
+    assert!(events[0].message.contains("refused by its storage quota of 64 bytes"), "{:?}", events[0]);
+    let last = events.last().unwrap();
+    assert_eq!(
+        (last.plugin.as_str(), last.hook.as_str(), last.kind.as_str()),
+        ("probe", "tool p.write_then_trap", "trap")
+    );
+    assert!(events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms), "oldest first");
+    assert!(host.events("other").await.unwrap().is_empty(), "another session's log is its own");
+    assert!(matches!(host.events("ghost").await, Err(Error::SessionNotFound(_))));
 }
 
 async fn a_new_host_on_the_same_file_still_injects_the_state(fx: Fixture) {

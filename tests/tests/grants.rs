@@ -9,7 +9,7 @@ use scratchpad_host::embedded::{self, DEFAULT_PLUGINS};
 use scratchpad_host::{
     Error, Grants, Host, Observation, Origin, PluginFailure, PluginSpec, Power, ToolCall, embedded::EMBEDDED,
 };
-use scratchpad_tests::{Fixture, components, dump_all, scratchpad, turn};
+use scratchpad_tests::{Fixture, components, dump_state, scratchpad, turn};
 use serde_json::json;
 
 /// The probe, unsigned (built here), asking for `asks` and granted `granted`, with `config`.
@@ -20,9 +20,16 @@ fn probe(asks: &[Power], granted: &[Power], config: serde_json::Value) -> Plugin
     PluginSpec::file(components::PROBE_PATH).unsigned().granting(Grants::of(granted)).with_config(config)
 }
 
-/// Everything stored but the sessions' own rows (which count the turns that were entered).
+/// Everything stored but the sessions' own rows (which count the turns that were entered) and
+/// their event logs (see [`denial_logged`]).
 fn plugin_data(fx: &Fixture) -> String {
-    dump_all(&fx.database).lines().filter(|line| !line.starts_with("sessions:")).collect::<Vec<_>>().join("\n")
+    dump_state(&fx.database).lines().filter(|line| !line.starts_with("sessions:")).collect::<Vec<_>>().join("\n")
+}
+
+/// The denial just made is the last entry of session `s`'s event log.
+async fn denial_logged(host: &Host) {
+    let events = host.events("s").await.unwrap();
+    assert_eq!(events.last().map(|e| e.kind.as_str()), Some("denied"), "{events:?}");
 }
 
 fn refusal(result: Result<Host, Error>) -> String {
@@ -101,6 +108,7 @@ async fn a_plugin_that_asks_for_nothing_is_not_called_for_others_tools_and_its_i
     let power = denied(host.call_tool(&turn("s", "t1"), "probe.write", r#"{"key":"k","value":"v"}"#).await);
     assert_eq!(power, "storage");
     assert_eq!(plugin_data(&fx), before, "a denied call keeps nothing");
+    denial_logged(&host).await;
 }
 
 #[tokio::test]
@@ -120,6 +128,7 @@ async fn an_answer_or_an_import_the_plugin_holds_no_power_for_is_denied_and_keep
     let own = ToolCall { name: "probe.read".into(), arguments: r#"{"key":"k"}"#.into(), step: 1 };
     assert_eq!(denied(host.before_tool_call(&turn("s", "t1"), &own).await), "rewrite-tool-calls");
     assert_eq!(plugin_data(&fx), before);
+    denial_logged(&host).await;
     drop(host);
 
     // Reading every tool's results and replacing them, it stores copies in the blob store,
@@ -133,6 +142,7 @@ async fn an_answer_or_an_import_the_plugin_holds_no_power_for_is_denied_and_keep
     let result = host.after_tool_result(&turn("s", "t1"), &call, &Observation::text("secret output")).await;
     assert_eq!(denied(result), "blobs");
     assert_eq!(plugin_data(&fx), before, "no copy was stored");
+    denial_logged(&host).await;
     assert!(host.observations("s").await.unwrap().is_empty());
 }
 
@@ -155,6 +165,7 @@ async fn a_component_of_the_0_1_0_contract_loads_and_holds_exactly_what_its_conf
     let before = plugin_data(&fx);
     assert_eq!(denied(host.before_query(&turn("s", "t2"), "hi").await), "storage");
     assert_eq!(plugin_data(&fx), before);
+    denial_logged(&host).await;
     drop(host);
 
     // Granted both: it works as it always did.

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use scratchpad_host::{Error, Host, Limits, Origin, PluginFailure};
-use scratchpad_tests::{Fixture, dump_all, probe, scratchpad, turn};
+use scratchpad_tests::{Fixture, dump_state, probe, scratchpad, turn};
 use serde_json::json;
 
 const SET_NOTES: &str = r#"{"action":"set_notes","content":"still here"}"#;
@@ -60,7 +60,7 @@ fn limits(f: impl FnOnce(&mut Limits)) -> Limits {
 async fn an_infinite_loop_in_a_tool_is_interrupted_at_the_configured_deadline() {
     let fx = Fixture::new();
     let host = hostile(&fx, limits(|l| l.call_timeout = Duration::from_millis(50)), json!({})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let started = Instant::now();
     let result = host.call_tool(&turn("s", "t1"), "p.loop", r#"{"mark":"lost"}"#).await;
@@ -68,7 +68,8 @@ async fn an_infinite_loop_in_a_tool_is_interrupted_at_the_configured_deadline() 
     assert_eq!(failure, PluginFailure::Timeout { limit_ms: 50 });
     assert!(message.contains("timed out after 50 ms"), "{message}");
     assert!(started.elapsed() < Duration::from_secs(5), "interrupted late: {:?}", started.elapsed());
-    assert_eq!(dump_all(&fx.db()), before, "the looping call's write must not persist");
+    assert_eq!(dump_state(&fx.db()), before, "the looping call's write must not persist");
+    logged(&host, "timeout", "tool p.loop").await;
     still_serving(&host).await;
 }
 
@@ -76,12 +77,13 @@ async fn an_infinite_loop_in_a_tool_is_interrupted_at_the_configured_deadline() 
 async fn an_infinite_loop_in_a_hook_is_interrupted_and_names_the_hook() {
     let fx = Fixture::new();
     let host = hostile(&fx, limits(|l| l.call_timeout = Duration::from_millis(40)), json!({"queryMode": "loop"})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let (failure, message) = expect_failure(host.before_query(&turn("s", "t1"), "go").await, "before-query");
     assert_eq!(failure, PluginFailure::Timeout { limit_ms: 40 });
     assert!(message.contains("timed out after 40 ms"), "{message}");
-    assert_eq!(dump_all(&fx.db()), before, "`query-was-here` must not persist");
+    assert_eq!(dump_state(&fx.db()), before, "`query-was-here` must not persist");
+    logged(&host, "timeout", "before-query").await;
     still_serving(&host).await;
 }
 
@@ -89,13 +91,14 @@ async fn an_infinite_loop_in_a_hook_is_interrupted_and_names_the_hook() {
 async fn a_memory_bomb_is_stopped_at_the_memory_cap() {
     let fx = Fixture::new();
     let host = hostile(&fx, limits(|l| l.memory_bytes = 16 << 20), json!({})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let (failure, message) =
         expect_failure(host.call_tool(&turn("s", "t1"), "p.bomb", r#"{"mark":"lost"}"#).await, "tool p.bomb");
     assert_eq!(failure, PluginFailure::MemoryCap { limit_bytes: 16 << 20 });
     assert!(message.contains("exceeded its memory cap of 16 MiB"), "{message}");
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_state(&fx.db()), before);
+    logged(&host, "memory", "tool p.bomb").await;
     still_serving(&host).await;
     let (_, peak) = host.last_call_memory("probe").unwrap();
     assert!(peak <= 16 << 20, "a later call stays under the cap: {peak}");
@@ -105,13 +108,14 @@ async fn a_memory_bomb_is_stopped_at_the_memory_cap() {
 async fn unbounded_recursion_overflows_the_stack_and_is_contained() {
     let fx = Fixture::new();
     let host = hostile(&fx, Limits::default(), json!({})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let result = host.call_tool(&turn("s", "t1"), "p.recurse", r#"{"mark":"lost"}"#).await;
     let (failure, message) = expect_failure(result, "tool p.recurse");
     assert_eq!(failure, PluginFailure::StackOverflow);
     assert!(message.contains("overflowed its call stack"), "{message}");
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_state(&fx.db()), before);
+    logged(&host, "stack_overflow", "tool p.recurse").await;
 
     // Frames kept in linear memory run off the bottom of the guest's own stack instead: a trap.
     let result = host.call_tool(&turn("s", "t1"), "p.recurse_memory", r#"{"mark":"lost"}"#).await;
@@ -120,7 +124,8 @@ async fn unbounded_recursion_overflows_the_stack_and_is_contained() {
     let PluginFailure::Trap(trap) = failure else { panic!("expected a trap: {message}") };
     assert!(trap.starts_with("wasm trap: out of bounds memory access ("), "{message}");
     assert!(trap.contains("unbounded recursion running off the stack"), "{message}");
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_state(&fx.db()), before);
+    logged(&host, "trap", "tool p.recurse_memory").await;
     still_serving(&host).await;
 }
 
@@ -128,17 +133,26 @@ async fn unbounded_recursion_overflows_the_stack_and_is_contained() {
 async fn a_panic_after_writing_loses_the_writes_in_a_tool_and_in_a_hook() {
     let fx = Fixture::new();
     let host = hostile(&fx, Limits::default(), json!({"queryMode": "trap"})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let result = host.call_tool(&turn("s", "t1"), "p.write_then_trap", r#"{"key":"lost","value":"2"}"#).await;
     let (failure, message) = expect_failure(result, "tool p.write_then_trap");
     assert!(matches!(&failure, PluginFailure::Trap(m) if m.contains("probe panicked after writing")), "{message}");
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_state(&fx.db()), before);
+    logged(&host, "trap", "tool p.write_then_trap").await;
 
     let (failure, message) = expect_failure(host.before_query(&turn("s", "t1"), "go").await, "before-query");
     assert!(matches!(&failure, PluginFailure::Trap(m) if m.contains("probe trapped in before-query")), "{message}");
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_state(&fx.db()), before);
+    logged(&host, "trap", "before-query").await;
     still_serving(&host).await;
+}
+
+/// The failure just made is the last entry of session `s`'s event log, with its kind and hook.
+async fn logged(host: &Host, kind: &str, hook: &str) {
+    let events = host.events("s").await.unwrap();
+    let last = events.last().expect("the failure is logged in the session's events");
+    assert_eq!((last.kind.as_str(), last.hook.as_str()), (kind, hook), "{events:?}");
 }
 
 /// Default limits but a 10 s deadline: writing 50 MB into fresh guest memory takes 50 to
@@ -152,13 +166,14 @@ fn slow_clock() -> Limits {
 async fn a_50_mb_tool_output_is_refused_by_the_output_cap_and_its_writes_are_lost() {
     let fx = Fixture::new();
     let host = hostile(&fx, slow_clock(), json!({})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let result = host.call_tool(&turn("s", "t1"), "p.huge", r#"{"mark":"lost"}"#).await;
     let (failure, message) = expect_failure(result, "tool p.huge");
     assert_eq!(failure, PluginFailure::OutputTooLarge { size: 50 << 20, limit_bytes: 1 << 20 });
     assert!(message.contains("over the output cap of 1048576 bytes"), "{message}");
-    assert_eq!(dump_all(&fx.db()), before, "the refused call's write must not persist");
+    assert_eq!(dump_state(&fx.db()), before, "the refused call's write must not persist");
+    logged(&host, "output_cap", "tool p.huge").await;
     still_serving(&host).await;
 }
 
@@ -166,12 +181,13 @@ async fn a_50_mb_tool_output_is_refused_by_the_output_cap_and_its_writes_are_los
 async fn a_50_mb_injection_is_refused_by_the_output_cap_and_its_writes_are_lost() {
     let fx = Fixture::new();
     let host = hostile(&fx, slow_clock(), json!({"queryMode": "huge"})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let (failure, _) = expect_failure(host.before_query(&turn("s", "t1"), "go").await, "before-query");
     // The text, and the 64 bytes every list item costs beyond it.
     assert_eq!(failure, PluginFailure::OutputTooLarge { size: (50 << 20) + 64, limit_bytes: 1 << 20 });
-    assert_eq!(dump_all(&fx.db()), before, "`query-was-here` must not persist");
+    assert_eq!(dump_state(&fx.db()), before, "`query-was-here` must not persist");
+    logged(&host, "output_cap", "before-query").await;
     still_serving(&host).await;
 }
 
@@ -183,11 +199,12 @@ async fn the_output_cap_is_configurable_and_exact() {
     let t = turn("s", "t1");
     let at_cap = host.call_tool(&t, "p.huge", r#"{"bytes":2000,"mark":"kept-at-cap"}"#).await.unwrap();
     assert_eq!(at_cap.content.len(), 2000);
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
     let (failure, _) =
         expect_failure(host.call_tool(&t, "p.huge", r#"{"bytes":2001,"mark":"lost"}"#).await, "tool p.huge");
     assert_eq!(failure, PluginFailure::OutputTooLarge { size: 2001, limit_bytes: 2000 });
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_state(&fx.db()), before);
+    logged(&host, "output_cap", "tool p.huge").await;
 }
 
 #[tokio::test]
@@ -251,7 +268,7 @@ async fn storing_one_observation_over_and_over_fills_the_blob_quota_and_is_refus
 async fn offering_an_undeclared_tool_breaks_the_contract_and_keeps_nothing() {
     let fx = Fixture::new();
     let host = hostile(&fx, Limits::default(), json!({"listMode": "undeclared"})).await;
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
 
     let (failure, message) = expect_failure(host.tools(&turn("s", "t1")).await, "list-tools");
     assert_eq!(
@@ -259,7 +276,8 @@ async fn offering_an_undeclared_tool_breaks_the_contract_and_keeps_nothing() {
         PluginFailure::Contract("it offered the tool `p.ghost`, which its manifest does not declare".into()),
         "{message}"
     );
-    assert_eq!(dump_all(&fx.db()), before, "`listed` must not persist");
+    assert_eq!(dump_state(&fx.db()), before, "`listed` must not persist");
+    logged(&host, "contract", "list-tools").await;
     still_serving(&host).await;
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use scratchpad_host::{Error, Host, Limits, Origin, Placement, PluginFailure, PluginSpec, ToolCall, ToolErrorKind};
 use scratchpad_tests::third_party::{js_todo, python_redactor};
-use scratchpad_tests::{Fixture, dump_all, refusal, scratchpad, trusted, turn};
+use scratchpad_tests::{Fixture, dump_state, refusal, scratchpad, trusted, turn};
 use serde_json::{Value, json};
 
 const OPENAI_KEY: &str = "sk-proj-Abc123Def456Ghi789Jkl012Mno345";
@@ -187,6 +187,13 @@ async fn js_todo_with_a_bad_config_refuses_to_load_naming_every_offending_key() 
 }
 
 /// A catastrophic regex (exponential backtracking) against a string it almost matches.
+/// The failure just made is the last entry of session `s`'s event log, with its kind and hook.
+async fn logged(host: &Host, kind: &str, hook: &str) {
+    let events = host.events("s").await.unwrap();
+    let last = events.last().expect("the failure is logged in the session's events");
+    assert_eq!((last.kind.as_str(), last.hook.as_str()), (kind, hook), "{events:?}");
+}
+
 const CATASTROPHIC: &str = "^(a+)+$";
 
 fn almost(n: usize) -> String {
@@ -202,7 +209,8 @@ async fn python_runaway_regex_from_config_times_out_at_the_default_deadline_and_
     let call = ToolCall::new("any.tool", json!({"key": OPENAI_KEY, "text": almost(40)}).to_string(), 1);
     let result = host.before_tool_call(&turn("s", "t1"), &call).await;
     assert_eq!(failure(result, "redactor", "before-tool-call"), PluginFailure::Timeout { limit_ms: 500 });
-    assert_eq!(dump_all(&fx.db()), before, "the count written before the loop is discarded");
+    assert_eq!(dump_state(&fx.db()), before, "the count written before the loop is discarded");
+    logged(&host, "timeout", "before-tool-call").await;
     still_serving(&host).await;
 }
 
@@ -217,7 +225,8 @@ async fn python_replacement_that_explodes_in_memory_hits_the_default_memory_cap_
     let call = ToolCall::new("any.tool", json!({"key": AWS_KEY, "text": "x".repeat(10_000)}).to_string(), 1);
     let result = host.before_tool_call(&turn("s", "t1"), &call).await;
     assert_eq!(failure(result, "redactor", "before-tool-call"), PluginFailure::MemoryCap { limit_bytes: 64 << 20 });
-    assert_eq!(dump_all(&fx.db()), before, "the count written before the allocation is discarded");
+    assert_eq!(dump_state(&fx.db()), before, "the count written before the allocation is discarded");
+    logged(&host, "memory", "before-tool-call").await;
     still_serving(&host).await;
 }
 
@@ -236,7 +245,8 @@ async fn python_uncaught_exception_after_a_write_keeps_none_of_the_calls_writes(
     // componentize-py reports an uncaught exception as a panic of its runtime, on stderr,
     // which the host puts in the error (without Python's traceback).
     assert!(message.contains("Python function threw an unexpected exception"), "{message}");
-    assert_eq!(dump_all(&fx.db()), before, "the count written before the exception is discarded");
+    assert_eq!(dump_state(&fx.db()), before, "the count written before the exception is discarded");
+    logged(&host, "trap", "before-tool-call").await;
     still_serving(&host).await;
 }
 
@@ -246,10 +256,11 @@ async fn js_runaway_regex_from_a_tool_argument_times_out_at_the_default_deadline
     let host = host_with(&fx, todo(json!({}))).await;
     let t = turn("s", "t1");
     host.call_tool(&t, "todo", &json!({"action": "add", "text": almost(40)}).to_string()).await.unwrap();
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
     let result = host.call_tool(&t, "todo", &json!({"action": "find", "pattern": CATASTROPHIC}).to_string()).await;
     assert_eq!(failure(result, "todo", "tool todo"), PluginFailure::Timeout { limit_ms: 500 });
-    assert_eq!(dump_all(&fx.db()), before);
+    assert_eq!(dump_state(&fx.db()), before);
+    logged(&host, "timeout", "tool todo").await;
     still_serving(&host).await;
 }
 
@@ -260,13 +271,14 @@ async fn js_replacement_that_multiplies_an_item_hits_the_default_memory_cap_and_
     let t = turn("s", "t1");
     host.call_tool(&t, "todo", r#"{"action":"add","text":"short"}"#).await.unwrap();
     host.call_tool(&t, "todo", &json!({"action": "add", "text": "ab ".repeat(5_000)}).to_string()).await.unwrap();
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
     // An empty match at each of 15,000 positions, each replaced by 10,000 characters: 150 MB
     // of text in a 64 MiB memory. The first item is edited (written) before the second blows up.
     let edit = json!({"action": "edit", "pattern": "(?:)", "replacement": "z".repeat(10_000)});
     let result = host.call_tool(&t, "todo", &edit.to_string()).await;
     assert_eq!(failure(result, "todo", "tool todo"), PluginFailure::MemoryCap { limit_bytes: 64 << 20 });
-    assert_eq!(dump_all(&fx.db()), before, "the first item's edit is discarded");
+    assert_eq!(dump_state(&fx.db()), before, "the first item's edit is discarded");
+    logged(&host, "memory", "tool todo").await;
     still_serving(&host).await;
 }
 
@@ -277,7 +289,7 @@ async fn js_uncaught_exception_after_writes_keeps_none_of_them_no_half_added_lis
     let host = host_with(&fx, todo(json!({})).with_limits(limits)).await;
     let t = turn("s", "t1");
     host.call_tool(&t, "todo", r#"{"action":"add","text":"kept"}"#).await.unwrap();
-    let before = dump_all(&fx.db());
+    let before = dump_state(&fx.db());
     // Each item is its own write; the third passes the 4 KiB quota, `storage.set` throws the
     // host's quota error and the plugin does not catch it: the first two writes go too.
     let items = vec!["y".repeat(1_500); 3];
@@ -286,7 +298,8 @@ async fn js_uncaught_exception_after_writes_keeps_none_of_them_no_half_added_lis
         panic!("an uncaught JavaScript exception is a trap")
     };
     assert!(!message.is_empty());
-    assert_eq!(dump_all(&fx.db()), before, "no half-added list");
+    assert_eq!(dump_state(&fx.db()), before, "no half-added list");
+    logged(&host, "trap", "tool todo").await;
     let listed = host.call_tool(&t, "todo", r#"{"action":"list"}"#).await.unwrap().content;
     assert_eq!(listed, "[ ] #1 kept");
 }
@@ -295,7 +308,7 @@ async fn js_uncaught_exception_after_writes_keeps_none_of_them_no_half_added_lis
 /// place), for comparing with the rows after a failed call in the same turn.
 async fn snapshot_in_turn(fx: &Fixture, host: &Host) -> String {
     host.call_tool(&turn("s", "t1"), "redactor.stats", "{}").await.expect("the stats tool runs");
-    dump_all(&fx.db())
+    dump_state(&fx.db())
 }
 
 /// The host keeps serving after a plugin's failure: the scratchpad, and the next call of the

@@ -85,12 +85,16 @@ pub(crate) async fn sessions_stamp(host: &Host) -> anyhow::Result<String> {
 pub(crate) async fn session_stamp(host: &Host, id: &str) -> anyhow::Result<Option<String>> {
     let Some(record) = record(host, id).await? else { return Ok(None) };
     let checkpoints = host.checkpoints(id).await?.len();
+    // Events touch no session row: their count and the latest time.
+    let events = host.events(id).await?;
+    let latest_event = events.last().map_or(0, |e| e.at_ms);
     Ok(Some(format!(
-        "{}:{}:{}:{}:{checkpoints}",
+        "{}:{}:{}:{}:{checkpoints}:{}:{latest_event}",
         record.updated_at,
         record.turn_index,
         record.compaction_count,
-        record.turn_id.unwrap_or_default()
+        record.turn_id.unwrap_or_default(),
+        events.len()
     )))
 }
 
@@ -121,6 +125,7 @@ pub(crate) async fn session(host: &Host, id: &str) -> anyhow::Result<Option<Page
     memory(host, &state, &mut main);
     prompt(host, id, &mut main).await;
     observations(id, &host.observations(id).await?, &mut main);
+    events(host, id, &mut main).await?;
     checkpoints(host, id, &mut main).await?;
     metadata(host, id, &mut main).await?;
     Ok(Some(Page { title: id.to_owned(), main, stamp: Some(format!("/stamp?s={}", url(id))) }))
@@ -282,6 +287,34 @@ fn observations(session: &str, entries: &[BlobEntry], main: &mut String) {
         );
     }
     main.push_str("</table>");
+}
+
+/// The session's plugin events (failed calls, quota refusals), newest first.
+async fn events(host: &Host, id: &str, main: &mut String) -> anyhow::Result<()> {
+    let events = host.events(id).await?;
+    let _ = write!(
+        main,
+        "<h2>Plugin events</h2><p class=\"meta\">{} (failed calls and storage-quota refusals; the newest {} are kept)</p>",
+        events.len(),
+        scratchpad_host::MAX_EVENTS_PER_SESSION
+    );
+    if events.is_empty() {
+        return Ok(());
+    }
+    main.push_str("<table id=\"events\"><tr><th>when</th><th>plugin</th><th>hook</th><th>kind</th><th>what</th></tr>");
+    for e in events.iter().rev() {
+        let _ = write!(
+            main,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            time(e.at_ms),
+            esc(&e.plugin),
+            esc(&e.hook),
+            esc(&e.kind),
+            esc(&e.message)
+        );
+    }
+    main.push_str("</table>");
+    Ok(())
 }
 
 async fn checkpoints(host: &Host, id: &str, main: &mut String) -> anyhow::Result<()> {

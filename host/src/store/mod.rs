@@ -30,7 +30,7 @@ use hot::HotSessions;
 
 pub use location::Location;
 pub(crate) use records::*;
-pub use records::{BlobEntry, SessionRecord};
+pub use records::{BlobEntry, MAX_EVENT_MESSAGE, MAX_EVENTS_PER_SESSION, PluginEvent, SessionRecord};
 
 use crate::Result;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
@@ -152,6 +152,14 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// name is free (or `upgrade` says so), all in one transaction; nothing is recorded when
     /// any claim is refused.
     async fn claim_identities(&self, claims: Vec<(String, String, bool)>) -> Result<Vec<Claim>>;
+
+    // The session's event log (failures, refusals), for the viewer.
+
+    /// Appends `event` to `session`'s log and drops its events beyond
+    /// [`MAX_EVENTS_PER_SESSION`], oldest first.
+    async fn record_event(&self, session: &str, event: PluginEvent) -> Result<()>;
+    /// `session`'s events, oldest first.
+    async fn events(&self, session: &str) -> Result<Vec<PluginEvent>>;
 
     // Moving a store (`scratchpad migrate`).
 

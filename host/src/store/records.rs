@@ -315,3 +315,28 @@ pub(crate) fn new_checkpoint(
         checkpoint: summary.clone(),
     }
 }
+
+/// Something a plugin did in a session that an operator wants to see afterwards: a failed call
+/// (none of its writes kept) or a write its storage quota refused. A tool's own refusal (a
+/// tool error, e.g. an append over the notes budget) is the caller's bad input, which changes
+/// nothing stored; it is counted in the metrics only. Kept
+/// per session, the newest [`MAX_EVENTS_PER_SESSION`] only; no plugin can read them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PluginEvent {
+    /// The plugin.
+    pub plugin: String,
+    /// The hook or tool that was running (`before-query`, `tool session.scratchpad`, ...).
+    pub hook: String,
+    /// What happened: a failure's kind (`timeout`, `memory`, `output_cap`, `denied`, `trap`,
+    /// `stack_overflow`, `exited`, `contract`) or `quota`.
+    pub kind: String,
+    /// What the host or the plugin said, at most [`MAX_EVENT_MESSAGE`] bytes.
+    pub message: String,
+    /// When, Unix milliseconds.
+    pub at_ms: i64,
+}
+
+/// Events kept per session; older ones are dropped as new ones come.
+pub const MAX_EVENTS_PER_SESSION: i64 = 200;
+/// Longest message kept with an event, in bytes (cut at a character boundary).
+pub const MAX_EVENT_MESSAGE: usize = 1024;

@@ -14,6 +14,7 @@
 //! ids are unique by key; garbage collection and migrations are serialized by advisory locks.
 
 mod blobs;
+mod events;
 mod export;
 mod operation;
 mod records;
@@ -27,7 +28,9 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 
 use super::location::redact;
-use super::{Backend, Claim, Commit, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use super::{
+    Backend, Claim, Commit, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
+};
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Error, Result, SessionRecord};
@@ -204,6 +207,14 @@ impl Backend for Postgres {
 
     async fn import_session(&self, session: SessionExport) -> Result<bool> {
         export::import(&mut self.client().await?, &session).await
+    }
+
+    async fn record_event(&self, session: &str, event: PluginEvent) -> Result<()> {
+        events::record(&self.client().await?, session, &event).await
+    }
+
+    async fn events(&self, session: &str) -> Result<Vec<PluginEvent>> {
+        events::list(&self.client().await?, session).await
     }
 
     async fn identities(&self) -> Result<Vec<(String, String, i64)>> {

@@ -19,7 +19,8 @@ use tokio_postgres::Client;
 const MIGRATION_LOCK: i64 = 0x7363_7261_7463_6870;
 
 /// Each entry brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
     CREATE TABLE sessions (
         id TEXT COLLATE "C" PRIMARY KEY,
         parent TEXT COLLATE "C" REFERENCES sessions(id),
@@ -96,7 +97,20 @@ const MIGRATIONS: &[&str] = &[r#"
         identity TEXT NOT NULL,
         recorded_at BIGINT NOT NULL
     );
-"#];
+"#,
+    r#"
+    CREATE TABLE plugin_events (
+        session TEXT COLLATE "C" NOT NULL REFERENCES sessions(id),
+        plugin TEXT NOT NULL,
+        hook TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        at_ms BIGINT NOT NULL,
+        ordinal BIGSERIAL
+    );
+    CREATE INDEX plugin_events_session ON plugin_events (session, ordinal);
+"#,
+];
 
 /// Brings the schema up to date, serialized across every process by the advisory lock.
 pub(super) async fn migrate(client: &mut Client) -> anyhow::Result<()> {

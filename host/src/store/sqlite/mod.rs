@@ -11,6 +11,7 @@
 mod blobs;
 mod checkpoints;
 mod contents;
+mod events;
 mod export;
 mod identities;
 mod schema;
@@ -26,7 +27,9 @@ use async_trait::async_trait;
 use contents::Contents;
 use rusqlite::Connection;
 
-use super::{Backend, Claim, Commit, Head, LiveUsage, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use super::{
+    Backend, Claim, Commit, Head, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
+};
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Result, SessionRecord};
@@ -310,6 +313,16 @@ impl Backend for Sqlite {
     async fn latest_checkpoint(&self, session: &str) -> Result<Option<Checkpoint>> {
         let session = owned(session);
         self.run(move |conn| checkpoints::latest(conn, &session)).await
+    }
+
+    async fn record_event(&self, session: &str, event: PluginEvent) -> Result<()> {
+        let session = owned(session);
+        self.run(move |conn| events::record(conn, &session, &event)).await
+    }
+
+    async fn events(&self, session: &str) -> Result<Vec<PluginEvent>> {
+        let session = owned(session);
+        self.run(move |conn| events::list(conn, &session)).await
     }
 
     async fn claim_identities(&self, claims: Vec<(String, String, bool)>) -> Result<Vec<Claim>> {

@@ -93,6 +93,17 @@ const MIGRATIONS: &[&str] = &[
     // 5: an observation's content in a file of its own beside the database (see
     // `contents.rs`), not in `observation_chunks`, which keeps the entries written before.
     "ALTER TABLE observations ADD COLUMN content_in_file INTEGER NOT NULL DEFAULT 0;",
+    // 6: each session's log of plugin failures and refusals (see `events.rs`): diagnostics
+    // for the viewer, never read by a plugin, bounded per session.
+    "CREATE TABLE plugin_events (
+        session TEXT NOT NULL REFERENCES sessions(id),
+        plugin TEXT NOT NULL,
+        hook TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        at_ms INTEGER NOT NULL           -- unix ms
+    );
+    CREATE INDEX plugin_events_session ON plugin_events(session);",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
