@@ -283,6 +283,13 @@ impl Host {
         self.inner.db.events(id).await
     }
 
+    /// How many events each plugin has in the sessions' logs, by kind, as (plugin, kind,
+    /// count): what went wrong with each plugin lately, across sessions (each log keeps its
+    /// newest [`MAX_EVENTS_PER_SESSION`](crate::MAX_EVENTS_PER_SESSION)).
+    pub async fn event_counts(&self) -> Result<Vec<(String, String, u64)>> {
+        self.inner.db.event_counts().await
+    }
+
     /// Appends an event to `session`'s log before the failed operation returns (a process that
     /// ends right after, like a hook's, keeps it). The call it describes already has its
     /// outcome: the write gets at most [`EVENT_WRITE_TIMEOUT`] (a failure may come from a

@@ -164,6 +164,13 @@ def main():
             check(f"another process's set_plan shows within 2 s ({time.monotonic() - started:.2f} s)", True)
             check("...without a reload", driver.execute_script("return window.marker") == 42)
 
+            driver.get(base + "/plugins")
+            rows = {r.find_element(By.TAG_NAME, "td").text: r.find_element(By.CSS_SELECTOR, "td.events").text
+                    for r in driver.find_elements(By.CSS_SELECTOR, "#plugins tr")[1:]}
+            check("the plugins page lists both plugins with their events",
+                  rows == {"scratchpad": "quota 1", "observations": "none"}, rows)
+
+            driver.get(base + "/s/" + SESSION)
             driver.set_window_size(1280, 1700)
             driver.execute_script("window.scrollTo(0, 0)")
             driver.save_screenshot(screenshot)

@@ -164,7 +164,7 @@ impl Viewer {
                 let offset = param("offset").and_then(|o| o.parse().ok()).unwrap_or(0);
                 pages::observation(&self.host, session, plugin, id, offset, param("grep").unwrap_or_default()).await?
             }
-            ["plugins"] => Some(pages::plugins(&self.host, &self.plugins)),
+            ["plugins"] => Some(pages::plugins(&self.host, &self.plugins).await?),
             ["stamp"] => {
                 let stamp = match param("s") {
                     Some(id) => pages::session_stamp(&self.host, id).await?.unwrap_or_else(|| "gone".into()),

@@ -415,11 +415,13 @@ pub(crate) async fn observation(
 
 /// The loaded plugins: where each comes from, what identifies it, who signed it, its powers,
 /// limits and tools.
-pub(crate) fn plugins(host: &Host, specs: &[PluginSpec]) -> Page {
+pub(crate) async fn plugins(host: &Host, specs: &[PluginSpec]) -> anyhow::Result<Page> {
+    let counts = host.event_counts().await?;
     let mut main = String::from(
-        "<h1>Plugins</h1><p class=\"meta\">In call order. Counters of the calls a serving process made are at \
+        "<h1>Plugins</h1><p class=\"meta\">In call order. <em>Events</em> counts the failed calls and quota \
+         refusals in the sessions' logs, by kind; the counters of every call a serving process made are at \
          <a href=\"/metrics\">/metrics</a> of that process (docs/metrics.md).</p><table id=\"plugins\"><tr><th>plugin</th>\
-         <th>source</th><th>identity</th><th>signed by</th><th>grants</th><th>limits</th><th>tools</th></tr>",
+         <th>source</th><th>identity</th><th>signed by</th><th>grants</th><th>limits</th><th>tools</th><th>events</th></tr>",
     );
     for p in host.plugins() {
         let source = specs.iter().find(|s| s.name == p.name).map_or_else(String::new, |s| match &s.source {
@@ -429,10 +431,15 @@ pub(crate) fn plugins(host: &Host, specs: &[PluginSpec]) -> Page {
             PluginSource::Bytes(_) => "bytes".into(),
         });
         let tools: Vec<String> = p.tools.iter().map(|t| esc(&t.name)).collect();
+        let events: Vec<String> = counts
+            .iter()
+            .filter(|(plugin, ..)| *plugin == p.name)
+            .map(|(_, kind, n)| format!("{} {n}", esc(kind)))
+            .collect();
         let _ = write!(
             main,
             "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{} ms · {} memory · {} storage · \
-             {} keys · {} output</td><td>{}</td></tr>",
+             {} keys · {} output</td><td>{}</td><td class=\"events\">{}</td></tr>",
             esc(&p.name),
             esc(&source),
             esc(&p.identity),
@@ -443,9 +450,10 @@ pub(crate) fn plugins(host: &Host, specs: &[PluginSpec]) -> Page {
             bytes(p.storage_quota_bytes),
             p.storage_max_keys,
             bytes(p.output_bytes),
-            tools.join(", ")
+            tools.join(", "),
+            if events.is_empty() { "none".to_owned() } else { events.join(", ") }
         );
     }
     main.push_str("</table>");
-    Page { title: "plugins".into(), main, stamp: None }
+    Ok(Page { title: "plugins".into(), main, stamp: None })
 }

@@ -160,6 +160,8 @@ pub(crate) trait Backend: Send + Sync + 'static {
     async fn record_event(&self, session: &str, event: PluginEvent) -> Result<()>;
     /// `session`'s events, oldest first.
     async fn events(&self, session: &str) -> Result<Vec<PluginEvent>>;
+    /// How many kept events each (plugin, kind) has across every session, by plugin and kind.
+    async fn event_counts(&self) -> Result<Vec<(String, String, u64)>>;
 
     // Moving a store (`scratchpad migrate`).
 

@@ -29,6 +29,17 @@ pub(super) async fn record(client: &impl GenericClient, session: &str, event: &P
     Ok(())
 }
 
+/// Kept events per (plugin, kind), across sessions.
+pub(super) async fn counts(client: &impl GenericClient) -> Result<Vec<(String, String, u64)>> {
+    let stmt = client
+        .prepare_cached(
+            "SELECT plugin, kind, count(*) FROM plugin_events GROUP BY plugin, kind \
+             ORDER BY plugin COLLATE \"C\", kind COLLATE \"C\"",
+        )
+        .await?;
+    Ok(client.query(&stmt, &[]).await?.iter().map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2) as u64)).collect())
+}
+
 /// The session's events, oldest first.
 pub(super) async fn list(client: &impl GenericClient, session: &str) -> Result<Vec<PluginEvent>> {
     let stmt = client

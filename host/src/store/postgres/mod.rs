@@ -217,6 +217,10 @@ impl Backend for Postgres {
         events::list(&self.client().await?, session).await
     }
 
+    async fn event_counts(&self) -> Result<Vec<(String, String, u64)>> {
+        events::counts(&self.client().await?).await
+    }
+
     async fn identities(&self) -> Result<Vec<(String, String, i64)>> {
         records::identities(&self.client().await?).await
     }

@@ -23,6 +23,15 @@ pub(crate) fn record(conn: &mut Connection, session: &str, event: &PluginEvent) 
     Ok(())
 }
 
+/// Kept events per (plugin, kind), across sessions.
+pub(crate) fn counts(conn: &Connection) -> Result<Vec<(String, String, u64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT plugin, kind, count(*) FROM plugin_events GROUP BY plugin, kind ORDER BY plugin, kind",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 /// The session's events, oldest first.
 pub(crate) fn list(conn: &Connection, session: &str) -> Result<Vec<PluginEvent>> {
     let mut stmt = conn.prepare_cached(

@@ -325,6 +325,10 @@ impl Backend for Sqlite {
         self.run(move |conn| events::list(conn, &session)).await
     }
 
+    async fn event_counts(&self) -> Result<Vec<(String, String, u64)>> {
+        self.run(|conn| events::counts(conn)).await
+    }
+
     async fn claim_identities(&self, claims: Vec<(String, String, bool)>) -> Result<Vec<Claim>> {
         self.run(move |conn| identities::claim(conn, &claims)).await
     }
