@@ -281,6 +281,19 @@ fn split_pair<'a>(flag: &str, text: &'a str) -> anyhow::Result<(&'a str, &'a str
     }
 }
 
+/// A one-shot command whose reader goes away (`scratchpad show s | head`) ends quietly, as Unix
+/// tools do, instead of panicking on the broken pipe: SIGPIPE gets its default action back
+/// (Rust ignores it). The servers keep Rust's choice, so a client that disconnects is an error
+/// they handle, not the end of the process.
+fn quiet_on_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any other thread exists; setting a signal's
+    // disposition to its default has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -289,6 +302,9 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Mcp(_) => mcp::logging::init_tracing(cli.global.verbose),
         _ => output::init_tracing(cli.global.verbose),
+    }
+    if !matches!(cli.command, Command::Serve(_) | Command::Mcp(_) | Command::Ui(_)) {
+        quiet_on_broken_pipe();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -158,3 +158,23 @@ fn observe_offloads_a_file_and_the_model_reads_it_back_in_the_same_turn() {
     let shown = json_of(&scratchpad(&db, &["--json", "show", "s1"]));
     assert_eq!(shown["observations"].as_array().unwrap().len(), 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_reader_that_goes_away_ends_a_command_quietly_not_with_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = support::command()
+        .args(["--db", dir.path().join("d.db").to_str().unwrap(), "demo"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the first line (the host takes far longer to open than this),
+    // as with `scratchpad demo | true`.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = support::text(&output.stderr);
+    assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
+    assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "ended by SIGPIPE: {:?}", output.status);
+}
