@@ -1,4 +1,5 @@
-//! System packages the tests need (the OCI registry and its push client, PostgreSQL), installed
+//! System packages the tests need (the OCI registry and its push client, PostgreSQL, Prometheus,
+//! Chromium and its WebDriver), installed
 //! when missing by the same `.ci/setup/<topic>.sh` script `.ci/run` runs, so the README's test
 //! command works on a fresh machine as written.
 //!
