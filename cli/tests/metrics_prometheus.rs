@@ -13,7 +13,7 @@ mod support;
 
 #[test]
 fn prometheus_counts_one_timeout_one_quota_refusal_and_one_rejected_append() {
-    setup::ensure_commands("metrics.sh", &["prometheus"]);
+    setup::ensure_commands(&setup::PROMETHEUS, &["prometheus"]);
     let prometheus = which("prometheus");
     support::python_mcp_client("metrics_prometheus.py", &[OsStr::new(PROBE_PATH), prometheus.as_os_str()]);
 }

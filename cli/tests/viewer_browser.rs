@@ -11,7 +11,7 @@ mod support;
 
 /// Runs the browser script against `database`, writing the screenshot to `screenshot`.
 fn browse(database: &str, screenshot: &std::path::Path) {
-    setup::ensure_commands("browser.sh", &["chromium", "chromedriver"]);
+    setup::ensure_commands(&setup::BROWSER, &["chromium", "chromedriver"]);
     let mut python = python_with("tests/clients/browser-requirements.txt", "target/python-browser");
     let output = python
         .arg(root().join("tests/clients/viewer_browser.py"))

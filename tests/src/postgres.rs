@@ -1,6 +1,7 @@
 //! A real PostgreSQL server for the integration tests: one per test process, started on first
 //! use from the machine's Debian packages (`/usr/lib/postgresql/<version>/bin`, the newest
-//! version; `.ci/setup/postgres.sh` installs them, run by the harness when they are missing),
+//! version; the harness installs the `postgresql` package when they are missing, see
+//! [`crate::setup::POSTGRES`]),
 //! stopped when the process ends.
 //!
 //! - **Its own everything.** Each test process gets a fresh cluster in its own temp dir, its own
@@ -194,10 +195,10 @@ impl PostgresServer {
 }
 
 /// The newest installed version's `bin` directory, installing the package with
-/// `.ci/setup/postgres.sh` when there is none ([`crate::setup`]).
+/// its Debian package ([`crate::setup::POSTGRES`]) when there is none.
 fn binaries() -> PathBuf {
     let what = format!("PostgreSQL (initdb, postgres, psql, pg_isready under {INSTALL_ROOT}/<version>/bin)");
-    crate::setup::ensure("postgres.sh", &what, || newest_binaries().is_some());
+    crate::setup::ensure(&crate::setup::POSTGRES, &what, || newest_binaries().is_some());
     newest_binaries().expect("ensured above")
 }
 
@@ -231,7 +232,7 @@ impl OsUser {
             assert!(
                 output.status.success(),
                 "there is no `{name}` user to run the test PostgreSQL server as (the postgresql package \
-                 creates it: run `.ci/setup/postgres.sh`): {}",
+                 creates it: `apt-get install postgresql`): {}",
                 String::from_utf8_lossy(&output.stderr)
             );
             String::from_utf8_lossy(&output.stdout).trim().parse().expect("id prints a number")

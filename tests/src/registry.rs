@@ -33,7 +33,7 @@ pub fn sha256(bytes: &[u8]) -> String {
 impl Registry {
     /// Starts a registry and waits until it answers `GET /v2/`.
     pub fn start() -> Registry {
-        crate::setup::ensure_commands("oci.sh", &[REGISTRY, SKOPEO, "ssh-keygen"]);
+        crate::setup::ensure_commands(&crate::setup::OCI, &[REGISTRY, SKOPEO, "ssh-keygen"]);
         let dir = tempfile::tempdir().expect("a temp dir for the registry");
         let port = free_port();
         let config = dir.path().join("registry.yml");

@@ -15,7 +15,7 @@ use scratchpad_tests::setup::ensure_commands;
 /// Builds `target`'s artifacts into `target/dist-<target>` and unpacks its archive into `dir`;
 /// the binary.
 fn binary(target: &str, exe: &str, dir: &Path) -> PathBuf {
-    ensure_commands("release/cross.sh", &["qemu-aarch64", "x86_64-w64-mingw32-gcc", "wine"]);
+    ensure_commands(&scratchpad_tests::setup::CROSS, &["qemu-aarch64", "x86_64-w64-mingw32-gcc", "wine"]);
     let out = root().join(format!("target/dist-{target}"));
     build(&[target], &out);
     let archive = file(&out, &format!("scratchpad-{VERSION}-{target}"), ".tar.gz");

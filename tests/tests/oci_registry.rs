@@ -148,7 +148,7 @@ fn with_the_registry_down_a_cached_component_loads_and_an_uncached_one_is_a_clea
 
 /// A fresh Ed25519 key made by `ssh-keygen`: (private key, public key file).
 fn keygen(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    scratchpad_tests::setup::ensure_commands("oci.sh", &["ssh-keygen"]);
+    scratchpad_tests::setup::ensure_commands(&scratchpad_tests::setup::OCI, &["ssh-keygen"]);
     let key = dir.join(name);
     let out = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
