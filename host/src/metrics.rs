@@ -35,8 +35,9 @@ pub struct Metrics {
 
 #[derive(Default)]
 struct Registry {
-    /// (plugin, hook) → latency of every call, failed or not.
-    calls: BTreeMap<(String, String), Histogram>,
+    /// plugin → hook → latency of every call, failed or not (nested so that a call looks its
+    /// entry up by `&str` and allocates only the first time).
+    calls: BTreeMap<String, BTreeMap<String, Histogram>>,
     /// (plugin, hook, kind) → calls that failed.
     failures: BTreeMap<(String, String, &'static str), u64>,
     /// (plugin, tool, kind) → tool calls answered with a tool error.
@@ -115,8 +116,14 @@ impl Metrics {
     /// storage writes the quota refused during it.
     pub(crate) fn call<T>(&self, plugin: &str, hook: &str, elapsed: Duration, outcome: &Result<T, Error>) {
         self.with(|r| {
-            let key = (plugin.to_owned(), hook.to_owned());
-            r.calls.entry(key).or_insert_with(|| Histogram::new(LATENCY_BOUNDS)).observe(elapsed.as_secs_f64());
+            if !r.calls.contains_key(plugin) {
+                r.calls.insert(plugin.to_owned(), BTreeMap::new());
+            }
+            let hooks = r.calls.get_mut(plugin).expect("inserted above");
+            if !hooks.contains_key(hook) {
+                hooks.insert(hook.to_owned(), Histogram::new(LATENCY_BOUNDS));
+            }
+            hooks.get_mut(hook).expect("inserted above").observe(elapsed.as_secs_f64());
             if let Err(Error::Plugin { failure, .. }) = outcome {
                 *r.failures.entry((plugin.to_owned(), hook.to_owned(), failure_kind(failure))).or_default() += 1;
             }
@@ -163,7 +170,7 @@ impl Metrics {
         self.with(|r| {
             let mut out = String::new();
             header(&mut out, "scratchpad_plugin_call_duration_seconds", "histogram", "Calls into plugins by hook or tool, and how long each took (failed calls too).");
-            for ((plugin, hook), histogram) in &r.calls {
+            for (plugin, hook, histogram) in r.calls.iter().flat_map(|(p, hooks)| hooks.iter().map(move |(h, v)| (p, h, v))) {
                 histogram.render(&mut out, "scratchpad_plugin_call_duration_seconds", &labels(&[("plugin", plugin), ("hook", hook)]));
             }
             header(&mut out, "scratchpad_plugin_failures_total", "counter", "Plugin calls that failed, by kind: timeout, memory, output_cap, stack_overflow, exited, trap, contract, denied.");

@@ -55,6 +55,9 @@ pub(crate) struct Tx<'h> {
     /// Each involved plugin's snapshot until its call takes it.
     snapshots: Vec<Option<Snapshot>>,
     effects: Vec<(usize, Effects)>,
+    /// Whether the operation writes: false for a read ([`Host::begin_reading`]), which logs no
+    /// plugin event either (a preview of a failing plugin would otherwise log one per look).
+    writes: bool,
 }
 
 /// What one successful call leaves to commit.
@@ -152,6 +155,7 @@ impl Host {
             turn: wit_turn,
             snapshots,
             effects: Vec::new(),
+            writes: turn.is_some(),
         })
     }
 
@@ -247,7 +251,7 @@ impl Tx<'_> {
         };
         let refused = spent.scope.quota_refusals();
         metrics.quota_refusals(&loaded.info.name, refused);
-        if refused > 0 {
+        if refused > 0 && self.writes {
             let quota = loaded.info.limits.storage_quota_bytes;
             let message = format!("{refused} write(s) refused by its storage quota of {quota} bytes");
             host.record_event(&self.session, &loaded.info.name, hook, "quota", &message).await;
@@ -272,7 +276,9 @@ impl Tx<'_> {
 
     /// Logs a plugin failure in the session's events (see [`Host::events`]).
     async fn record_failure<T>(&self, index: usize, hook: &str, outcome: &Result<T>) {
-        if let Err(Error::Plugin { plugin, failure, .. }) = outcome {
+        if let Err(Error::Plugin { plugin, failure, .. }) = outcome
+            && self.writes
+        {
             debug_assert_eq!(*plugin, self.host.inner.plugins[index].info.name);
             let kind = crate::metrics::failure_kind(failure);
             self.host.record_event(&self.session, plugin, hook, kind, &failure.to_string()).await;

@@ -56,6 +56,16 @@ async fn a_preview_of_the_next_prompt_writes_nothing(fx: Fixture) {
     let next = host.before_query(&turn("s", "t1"), "").await.unwrap();
     assert_eq!(next.injections, preview.injections);
     assert!(matches!(host.preview_query("ghost").await, Err(Error::SessionNotFound(_))));
+    drop(host);
+
+    // A plugin failing in the preview fails the preview and logs nothing: looking writes nothing.
+    let trapping = probe("probe", "p").with_config(json!({"prefix": "p", "queryMode": "trap"}));
+    let host = fx.open(vec![trapping]).await;
+    host.create_session("t", Origin::New).await.unwrap();
+    let before = scratchpad_tests::dump_all(&fx.database);
+    assert!(matches!(host.preview_query("t").await, Err(Error::Plugin { .. })));
+    assert_eq!(scratchpad_tests::dump_all(&fx.database), before, "no event, no write");
+    assert!(host.events("t").await.unwrap().is_empty());
 }
 
 async fn failures_and_quota_refusals_are_logged_in_the_session_events_and_the_log_is_bounded(fx: Fixture) {
