@@ -47,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import re
 import threading
 import uuid
 from collections import OrderedDict
@@ -76,6 +75,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 from . import AsyncHost, Host, PluginError, ToolError, Turn
+from ._adapt import ToolNames, api_tool_name, describe, join, placed, quietly
 
 __all__ = ["ScratchpadMiddleware", "ScratchpadState", "api_tool_name"]
 
@@ -84,15 +84,7 @@ logger = logging.getLogger(__name__)
 _SESSION = "scratchpad_session"
 _TURN = "scratchpad_turn"
 _COMPACTED = "scratchpad_compacted"
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _KEPT_TURNS = 256  # records kept of turns that never reached `after_agent` (a failed run)
-
-
-def api_tool_name(name: str) -> str:
-    """The API-safe form of a plugin's tool name: the major model APIs accept only
-    `^[a-zA-Z0-9_-]{1,64}$`, so every other character becomes `_` and the name is cut at 64
-    (`session.scratchpad` -> `session_scratchpad`)."""
-    return _UNSAFE.sub("_", name)[:64] or "_"
 
 
 class ScratchpadState(AgentState):
@@ -119,7 +111,7 @@ class _PluginTool(BaseTool):
         try:
             return self.scratchpad_host.call_tool(self.scratchpad_turn, self.scratchpad_tool, arguments)
         except Exception as error:  # the model reads every failure; the run goes on
-            raise ToolException(_describe(error)) from error
+            raise ToolException(describe(error)) from error
 
     async def _arun(self, **arguments: Any) -> str:
         return await asyncio.to_thread(self._run, **arguments)
@@ -188,7 +180,7 @@ class ScratchpadMiddleware(AgentMiddleware):
         self.tools = []  # the plugins' tools are added per request: they depend on the turn
         self._lock = threading.Lock()
         self._guidance: Dict[str, list] = {}
-        self._specs: Dict[str, Any] = {}  # API-safe name -> the plugins' ToolSpec
+        self._names = ToolNames(logger)
         self._turns: "OrderedDict[Tuple[str, str], _TurnRecord]" = OrderedDict()
         self._fallback_turns: Dict[str, str] = {}
 
@@ -262,19 +254,19 @@ class ScratchpadMiddleware(AgentMiddleware):
         tokens = _count_tokens(system + list(request.messages))
         prompt = self._quietly("before_query", self.host.before_query, Turn(session, turn_id, tokens, window), message)
         injections = [
-            replace(i, text=self._model_names(i.text))
+            replace(i, text=self._names.in_text(i.text))
             for i in list(guidance) + list(getattr(prompt, "injections", None) or [])
         ]
 
         overrides: Dict[str, Any] = {}
-        before_system, after_system = _placed(injections, "prepend-system"), _placed(injections, "append-system")
-        before_context, after_context = _placed(injections, "prepend-context"), _placed(injections, "append-context")
+        before_system, after_system = placed(injections, "prepend-system"), placed(injections, "append-system")
+        before_context, after_context = placed(injections, "prepend-context"), placed(injections, "append-context")
         if human is not None and (before_context or after_context):
             messages = list(request.messages)
             messages[at] = human.model_copy(update={"content": _around(human.content, before_context, after_context)})
             overrides["messages"] = messages
         elif human is None:  # no human message to put them around: the system prompt takes them
-            after_system = _join([after_system, before_context, after_context])
+            after_system = join([after_system, before_context, after_context])
         if before_system or after_system:
             overrides["system_message"] = _system_around(request.system_message, before_system, after_system)
 
@@ -282,43 +274,18 @@ class ScratchpadMiddleware(AgentMiddleware):
             overrides["tools"] = list(request.tools) + tools
         return _PreparedModelCall(request.override(**overrides) if overrides else request, compacted)
 
-    def _model_names(self, text: str) -> str:
-        """`text` with each plugin tool's name as the model is offered it (`session.scratchpad`
-        as `session_scratchpad`): a whole-word mention only, one pass."""
-        with self._lock:
-            renamed = {spec.name: name for name, spec in self._specs.items() if spec.name != name}
-        if not renamed:
-            return text
-        names = sorted(renamed, key=len, reverse=True)
-        pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])(?!\.\w)")
-        return pattern.sub(lambda m: renamed[m.group(1)], text)
-
     def _plugin_tools(self, turn: Turn, present: List[Any]) -> List[BaseTool]:
         """The plugins' tools offered in `turn`, as agent tools, except a name already taken."""
         specs = self._quietly("tools", self.host.tools, turn, default=[])
         taken = {_tool_name(t) for t in present}
         tools = []
         for spec in specs:
-            name = self._register(spec)
+            name = self._names.register(spec)
             if name is None or name in taken:
                 continue
             taken.add(name)
             tools.append(self._bind(spec, name, turn))
         return tools
-
-    def _register(self, spec: Any) -> Optional[str]:
-        """Remembers the API-safe name of a plugin tool; None when it collides with another's."""
-        name = api_tool_name(spec.name)
-        with self._lock:
-            known = self._specs.get(name)
-            if known is not None and known.name != spec.name:
-                logger.warning(
-                    "scratchpad: tools %r and %r both map to the API name %r; only %r is offered",
-                    known.name, spec.name, name, known.name,
-                )
-                return None
-            self._specs[name] = spec
-        return name
 
     def _bind(self, spec: Any, name: str, turn: Turn) -> BaseTool:
         parameters = spec.parameters if isinstance(spec.parameters, dict) and spec.parameters else {"type": "object"}
@@ -371,7 +338,7 @@ class ScratchpadMiddleware(AgentMiddleware):
             rewritten = self.host.before_tool_call(turn, name, arguments, step)
         except (ToolError, PluginError) as error:  # blocked: the model reads why
             return ToolMessage(
-                content=_describe(error), tool_call_id=call["id"], name=call["name"], status="error"
+                content=describe(error), tool_call_id=call["id"], name=call["name"], status="error"
             )
         except Exception:
             if self.strict:
@@ -384,11 +351,10 @@ class ScratchpadMiddleware(AgentMiddleware):
 
     def _spec(self, name: str, turn: Turn) -> Optional[Any]:
         """The plugin tool offered as `name`, looked up again in `turn` when not seen yet."""
-        with self._lock:
-            spec = self._specs.get(name)
+        spec = self._names.spec(name)
         if spec is None:
             for candidate in self._quietly("tools", self.host.tools, turn, default=[]):
-                if self._register(candidate) == name:
+                if self._names.register(candidate) == name:
                     spec = candidate
         return spec
 
@@ -501,25 +467,11 @@ class ScratchpadMiddleware(AgentMiddleware):
         return guidance
 
     def _quietly(self, hook: str, method: Callable[..., Any], *args: Any, default: Any = None) -> Any:
-        """A host call whose failure is logged (raised when `strict`): the turn goes on without
-        the plugins' contribution."""
-        try:
-            return method(*args)
-        except Exception:
-            if self.strict:
-                raise
-            logger.exception("scratchpad: %s failed", hook)
-            return default
+        """A host call whose failure is logged (raised when `strict`)."""
+        return quietly(logger, self.strict, hook, method, *args, default=default)
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def _describe(error: BaseException) -> str:
-    """An error as the model should read it: a tool's refusal is its message."""
-    if isinstance(error, ToolError):
-        return getattr(error, "message", None) or str(error)
-    return str(error) or type(error).__name__
 
 
 def _state_get(state: Any, key: str) -> Any:
@@ -554,19 +506,10 @@ def _tool_text(content: Any) -> Optional[str]:
     return text if text else None
 
 
-def _join(parts: List[str]) -> str:
-    return "\n\n".join(p for p in parts if p)
-
-
-def _placed(injections: list, placement: str) -> str:
-    """The texts of one placement, joined as `Prompt.text` joins them."""
-    return _join([i.text for i in injections if i.placement == placement and i.text])
-
-
 def _around(content: Any, before: str, after: str) -> Any:
     """`content` with `before` and `after` around it, as `Prompt.render` puts them."""
     if isinstance(content, str):
-        return _join([before, content, after])
+        return join([before, content, after])
     blocks = list(content or [])
     if before:
         blocks.insert(0, {"type": "text", "text": before})
@@ -577,7 +520,7 @@ def _around(content: Any, before: str, after: str) -> Any:
 
 def _system_around(message: Optional[SystemMessage], before: str, after: str) -> SystemMessage:
     if message is None:
-        return SystemMessage(content=_join([before, after]))
+        return SystemMessage(content=join([before, after]))
     return message.model_copy(update={"content": _around(message.content, before, after)})
 
 
