@@ -2,8 +2,9 @@
 //! xtask dist` builds for this platform (`scratchpad_tests::dist`, dev profile), installed into
 //! a fresh virtualenv, and tested there by pytest (`bindings/python/tests`): every method and
 //! error, threads and processes on one SQLite file, PostgreSQL (a fresh database on this test
-//! process's server, the Rust suite's harness), a plugin that loops forever, and the LangChain
-//! middleware in a real agent loop.
+//! process's server, the Rust suite's harness), a plugin that loops forever, the LangChain
+//! middleware in a real agent loop, and the OpenAI Agents SDK adapter in real `Runner.run`
+//! loops against a scripted Responses API.
 
 use std::path::Path;
 use std::process::Command;

@@ -1,0 +1,458 @@
+"""The scratchpad host in OpenAI Agents SDK runs (`openai-agents`).
+
+    from agents import Agent, SQLiteSession
+    from scratchpad import Host
+    from scratchpad.openai_agents import Scratchpad
+
+    pad = Scratchpad(Host.open("agent.db"))
+    agent = Agent(name="coder", instructions="You are a coding agent.", tools=[read_log])
+    result = await pad.run(agent, "fix the parser", session=SQLiteSession("user-42", "history.db"))
+
+`Scratchpad.run` (and `run_sync`) is `Runner.run` with the plugins taking part in every model
+call and tool call of the run; every decision is the plugins', this module only translates
+shapes:
+
+- **Sessions and turns.** The SDK session's `session_id` is the host's session (`session_id=`
+  when the run has no SDK session, else `default_session`), opened at the start of each run;
+  each run is one new turn.
+- **Injections, not persisted (seed 001).** A `RunConfig.call_model_input_filter` (chained
+  after the caller's own) renders the session's guidance and `Host.before_query`'s injections
+  into every model call: system placements around the instructions, context placements as
+  user messages of their own just before and after the last user message of the input (which
+  is left as it is). Only the request is changed: the SDK stores the run's items, never the
+  filtered input, so no injected block reaches the session's history, and the plan is in every
+  request, including the first one after the history was compacted or trimmed
+  (`SessionSettings(limit=...)`). Adding items rather than editing the user's keeps the stored
+  history a subsequence of the request, which is what the SDK's automatic compaction checks
+  before it compacts.
+- **Tools.** Every tool the plugins declare is added to the agent as a function tool under its
+  API-safe name (`session.scratchpad` as `session_scratchpad`), enabled in the model calls
+  whose turn offers it (`Host.tools`: `scratchpad_read` once the turn has an offloaded
+  observation), run with `Host.call_tool`. A refusal is the tool's output for the model.
+- **Tool calls (seed 004).** Every function tool call of the agent, its own tools and the
+  plugins', runs between `Host.before_tool_call` (which may rewrite its arguments, e.g.
+  `{{step1.path}}`, or block it: the tool does not run and the model reads why) and
+  `Host.after_tool_result` (whose replacement, e.g. the synthetic observation of a large
+  result, is what the model sees and what the session stores). Steps are numbered 1, 2, ... per
+  turn, in the order the calls start (the SDK starts them in the model's order). Hosted tools
+  (web search, file search, computer use) are the provider's and are left alone.
+- **Replies.** The run's final output goes to `Host.after_response`.
+- **Compaction (seed 003).** With an `OpenAIResponsesCompactionSession`, its own decision hook
+  (`should_trigger_compaction`) is asked before each model call whether the history in that
+  call's input, with the reply the call will add, is due for compaction (the SDK compacts after
+  the turn); when it is, `Host.before_compaction`'s warnings go with that call, so the model can
+  save what it needs before the compaction.
+  A compaction item that appears in the input (the Responses API's compaction replaced the
+  history) is counted once with `Host.after_compaction`; a compaction that came unannounced (a
+  forced `run_compaction`) has its warnings delivered then, as the other runtimes whose
+  compaction hooks cannot reach the model do.
+
+The host's calls run on worker threads (the host releases the GIL). Host failures other than a
+tool's refusal are logged (logger `scratchpad.openai_agents`) and the run goes on without the
+plugins' contribution, unless `strict=True`. Only the starting agent gets the tools; the
+injections reach every agent of the run (handoffs included). Streamed runs are not wrapped yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import inspect
+import json
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Set
+
+try:
+    from agents import Agent, FunctionTool, RunConfig, Runner, RunResult
+    from agents.run_config import CallModelData, ModelInputData
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "scratchpad.openai_agents needs the OpenAI Agents SDK: pip install 'scratchpad-host[openai-agents]'"
+    ) from error
+
+from . import AsyncHost, Host, Injection, PluginError, ToolError, ToolSpec, Turn
+from ._adapt import ToolNames, describe, join, placed, quietly
+
+__all__ = ["Scratchpad"]
+
+logger = logging.getLogger(__name__)
+
+_KEPT_SESSIONS = 4096  # sessions whose compaction record is kept in memory
+_CHARS_PER_TOKEN = 4  # the input's size in tokens, approximately, for the plugins' context pressure
+# The reply a model call is about to add to the history: a compaction is due after the turn
+# when the history with it is (were it the turn's last call; a later call is asked again).
+_REPLY = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": ""}]}
+
+
+@dataclass
+class _Run:
+    """One `Scratchpad.run`: the host's turn, the SDK session (for its compaction decision), the
+    session's guidance, the next tool step, and the tools the turn offers (asked again after
+    every tool call: an offloaded observation adds `scratchpad_read`)."""
+
+    session_id: str
+    turn_id: str
+    session: Any
+    guidance: list
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    next_step: int = 1
+    offered: Optional[Set[str]] = None
+
+    def turn(self, tokens: Optional[int] = None, window: Optional[int] = None) -> Turn:
+        return Turn(self.session_id, self.turn_id, tokens, window)
+
+    def step(self) -> int:
+        with self.lock:
+            step = self.next_step
+            self.next_step += 1
+            return step
+
+
+@dataclass
+class _Compactions:
+    """What is known of a session's compactions: the compaction items its history held at the
+    last model call, and whether the coming one was announced."""
+
+    seen: Set[str]
+    warned: bool = False
+
+
+# The run whose model calls and tool calls are being served: set by `Scratchpad.run` in the
+# task that runs the SDK's loop, inherited by every task and worker thread the loop starts.
+_CURRENT: ContextVar[Optional[_Run]] = ContextVar("scratchpad_openai_agents_run", default=None)
+
+
+class Scratchpad:
+    """Agent working memory for OpenAI Agents SDK runs. See the module's documentation for what
+    each part does.
+
+    Args:
+        host: the host (`scratchpad.Host`, or an `AsyncHost`, whose `Host` is used).
+        context_window: the model's context window in tokens, given to the plugins with each
+            query and reply (context pressure).
+        default_session: the session of runs with neither an SDK session nor `session_id`.
+        strict: raise host failures instead of logging them and going on (a tool's refusal
+            is always the tool's output for the model).
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        context_window: Optional[int] = None,
+        default_session: str = "default",
+        strict: bool = False,
+    ) -> None:
+        self.host = host.host if isinstance(host, AsyncHost) else host
+        self.context_window = context_window
+        self.default_session = default_session
+        self.strict = strict
+        self._names = ToolNames(logger)
+        self._lock = threading.Lock()
+        self._compactions: "OrderedDict[str, _Compactions]" = OrderedDict()
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        starting_agent: Agent,
+        input: Any,
+        *,
+        session: Any = None,
+        session_id: Optional[str] = None,
+        run_config: Optional[RunConfig] = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """`Runner.run(starting_agent, input, session=session, run_config=run_config, ...)` as
+        one turn of the host's session, with the plugins' tools, injections and hooks."""
+        run = await asyncio.to_thread(self._begin, session, session_id)
+        agent = await asyncio.to_thread(self.agent, starting_agent)
+        token = _CURRENT.set(run)
+        try:
+            result = await Runner.run(agent, input, session=session, run_config=self.run_config(run_config), **kwargs)
+        finally:
+            _CURRENT.reset(token)
+        await asyncio.to_thread(self._end, run, result)
+        return result
+
+    def run_sync(
+        self,
+        starting_agent: Agent,
+        input: Any,
+        *,
+        session: Any = None,
+        session_id: Optional[str] = None,
+        run_config: Optional[RunConfig] = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """`run` for code without an event loop (`Runner.run_sync`)."""
+        run = self._begin(session, session_id)
+        agent = self.agent(starting_agent)
+        token = _CURRENT.set(run)
+        try:
+            result = Runner.run_sync(agent, input, session=session, run_config=self.run_config(run_config), **kwargs)
+        finally:
+            _CURRENT.reset(token)
+        self._end(run, result)
+        return result
+
+    def _begin(self, session: Any, session_id: Optional[str]) -> _Run:
+        sdk_id = getattr(session, "session_id", None)
+        chosen = sdk_id if isinstance(sdk_id, str) and sdk_id else session_id or self.default_session
+        guidance = self._quietly("open_session", self.host.open_session, chosen, default=[])
+        return _Run(chosen, f"oa-{uuid.uuid4().hex}", session, guidance)
+
+    def _end(self, run: _Run, result: Any) -> None:
+        output = getattr(result, "final_output", None)
+        if output is None:
+            return
+        text = output if isinstance(output, str) else _json_text(output)
+        self._quietly("after_response", self.host.after_response, run.turn(None, self.context_window), text)
+
+    # -- the agent: its tools wrapped, the plugins' tools added ---------------------------------
+
+    def agent(self, agent: Agent) -> Agent:
+        """A copy of `agent` whose function tools run between the plugins' tool hooks, with the
+        plugins' tools added (each enabled when its turn offers it). `run` does this itself;
+        it is public for callers that build their own runs around `run_config`."""
+        tools = [self._wrapped(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
+        taken = {getattr(t, "name", None) for t in tools}
+        for plugin in self._quietly("plugins", self.host.plugins, default=[]):
+            for raw in plugin.get("tools", []):
+                spec = _spec(raw)
+                name = self._names.register(spec)
+                if name is None or name in taken:
+                    continue
+                taken.add(name)
+                tools.append(self._plugin_tool(spec, name))
+        return agent.clone(tools=tools)
+
+    def _wrapped(self, tool: FunctionTool) -> FunctionTool:
+        original = tool.on_invoke_tool
+
+        async def invoke(context: Any, arguments: str) -> Any:
+            return await self._tool_call(tool.name, context, arguments, original)
+
+        return dataclasses.replace(tool, on_invoke_tool=invoke)
+
+    def _plugin_tool(self, spec: Any, name: str) -> FunctionTool:
+        async def execute(context: Any, arguments: str) -> str:
+            run = _CURRENT.get()
+            try:
+                return await asyncio.to_thread(self.host.call_tool, run.turn(), spec.name, arguments)
+            except Exception as error:  # a refusal, or any failure: the model reads why
+                return describe(error)
+
+        async def invoke(context: Any, arguments: str) -> Any:
+            if _CURRENT.get() is None:
+                return f"{name} works only in runs started by scratchpad.openai_agents.Scratchpad.run"
+            return await self._tool_call(spec.name, context, arguments, execute)
+
+        async def enabled(context: Any, agent: Any) -> bool:
+            run = _CURRENT.get()
+            return run is not None and spec.name in await asyncio.to_thread(self._offered, run)
+
+        parameters = spec.parameters if isinstance(spec.parameters, dict) and spec.parameters else {"type": "object"}
+        return FunctionTool(
+            name=name,
+            description=self._names.in_text(spec.description or spec.name),
+            params_json_schema=parameters,
+            on_invoke_tool=invoke,
+            strict_json_schema=False,  # the plugins' schemas have optional properties
+            is_enabled=enabled,
+        )
+
+    def _offered(self, run: _Run) -> Set[str]:
+        """The names of the tools the plugins offer in the run's turn now."""
+        with run.lock:
+            if run.offered is not None:
+                return run.offered
+        specs = self._quietly("tools", self.host.tools, run.turn(), default=[])
+        for spec in specs:
+            self._names.register(spec)
+        offered = {spec.name for spec in specs}
+        with run.lock:
+            run.offered = offered
+        return offered
+
+    # -- tool calls: before_tool_call and after_tool_result -------------------------------------
+
+    async def _tool_call(
+        self, name: str, context: Any, arguments: str, execute: Callable[[Any, str], Awaitable[Any]]
+    ) -> Any:
+        """Runs one tool call between `Host.before_tool_call` and `Host.after_tool_result`."""
+        run = _CURRENT.get()
+        if run is None:  # not a run of ours: the tool as it is
+            return await execute(context, arguments)
+        try:
+            parsed = json.loads(arguments or "{}")
+        except ValueError:  # the SDK tells the model its arguments are not JSON
+            return await execute(context, arguments)
+        step = run.step()
+        try:
+            rewritten = await asyncio.to_thread(self.host.before_tool_call, run.turn(), name, parsed, step)
+        except (ToolError, PluginError) as error:  # blocked: the model reads why
+            return describe(error)
+        except Exception:
+            if self.strict:
+                raise
+            logger.exception("scratchpad: before_tool_call of %s failed", name)
+            rewritten = parsed
+        result = await execute(context, arguments if rewritten == parsed else json.dumps(rewritten))
+        with run.lock:
+            run.offered = None
+        text = result if isinstance(result, str) else _json_text(result) if isinstance(result, (dict, list)) else None
+        if text is None:  # media or another structured output: the model sees it as it is
+            return result
+        metadata = rewritten if isinstance(rewritten, dict) else None
+        replacement = await asyncio.to_thread(
+            self._quietly, "after_tool_result", self.host.after_tool_result, run.turn(), name, rewritten, step, text,
+            metadata,
+        )
+        return result if replacement is None else replacement
+
+    # -- model calls: the injections ------------------------------------------------------------
+
+    def run_config(self, run_config: Optional[RunConfig] = None) -> RunConfig:
+        """`run_config` (or a new one) with the injections' filter after its own
+        `call_model_input_filter`."""
+        config = run_config if run_config is not None else RunConfig()
+        theirs = config.call_model_input_filter
+
+        async def injecting(data: CallModelData) -> ModelInputData:
+            if theirs is not None:
+                filtered = theirs(data)
+                data = dataclasses.replace(data, model_data=await filtered if inspect.isawaitable(filtered) else filtered)
+            run = _CURRENT.get()
+            if run is None:
+                return data.model_data
+            return await asyncio.to_thread(self._inject, run, data.model_data)
+
+        return dataclasses.replace(config, call_model_input_filter=injecting)
+
+    def _inject(self, run: _Run, model_data: ModelInputData) -> ModelInputData:
+        items = list(model_data.input)
+        tokens = (len(model_data.instructions or "") + len(_json_text(items))) // _CHARS_PER_TOKEN
+        turn = run.turn(tokens, self.context_window)
+        warnings = self._compaction(run, turn, items)
+        self._offered(run)  # registers the tools' API names, which the texts use
+        at, message = _last_user(items)
+        prompt = self._quietly("before_query", self.host.before_query, turn, _content_text(message) if message else "")
+        injections = [
+            dataclasses.replace(i, text=self._names.in_text(i.text))
+            for i in [Injection("scratchpad", "prepend-context", w) for w in warnings]
+            + list(run.guidance)
+            + list(getattr(prompt, "injections", None) or [])
+        ]
+        before_system, after_system = placed(injections, "prepend-system"), placed(injections, "append-system")
+        before_context, after_context = placed(injections, "prepend-context"), placed(injections, "append-context")
+        if message is not None:  # messages of their own: the stored items stay a subsequence of the input
+            items[at:at + 1] = [_message(t) for t in [before_context] if t] + [message] + [
+                _message(t) for t in [after_context] if t
+            ]
+        else:  # no user message to put them around: the instructions take them
+            after_system = join([after_system, before_context, after_context])
+        instructions = join([before_system, model_data.instructions or "", after_system]) or model_data.instructions
+        return ModelInputData(input=items, instructions=instructions)
+
+    def _compaction(self, run: _Run, turn: Turn, items: List[Any]) -> List[str]:
+        """Tells the plugins about a compaction: its warnings before (when the session's decision
+        hook says the history is due), its count after (a new compaction item in the input).
+        Returns the warnings for this model call."""
+        keys = {_compaction_key(i) for i in items if isinstance(i, dict) and i.get("type") == "compaction"}
+        with self._lock:
+            record = self._compactions.get(run.session_id)
+            if record is None:  # first sight in this process: the compactions before it are counted
+                record = self._compactions[run.session_id] = _Compactions(set(keys))
+                while len(self._compactions) > _KEPT_SESSIONS:
+                    self._compactions.popitem(last=False)
+            self._compactions.move_to_end(run.session_id)
+            new = keys - record.seen
+            record.seen = keys
+            announced = record.warned
+            due = not new and not announced and _compaction_due(run.session, items + [_REPLY])
+            record.warned = due or (announced and not new)
+        warnings: List[str] = []
+        if (new and not announced) or due:
+            warnings = self._quietly("before_compaction", self.host.before_compaction, turn, default=[])
+        if new:
+            self._quietly("after_compaction", self.host.after_compaction, turn)
+        return warnings
+
+    def _quietly(self, hook: str, method: Callable[..., Any], *args: Any, default: Any = None) -> Any:
+        """A host call whose failure is logged (raised when `strict`)."""
+        return quietly(logger, self.strict, hook, method, *args, default=default)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _spec(raw: Dict[str, Any]) -> Any:
+    """A tool as `Host.plugins` lists it, as the `ToolSpec` `Host.tools` returns."""
+    parameters = raw.get("parameters")
+    if isinstance(parameters, str):
+        try:
+            parameters = json.loads(parameters or "{}")
+        except ValueError:
+            parameters = {}
+    return ToolSpec(raw.get("plugin", ""), raw["name"], raw.get("description", ""), parameters or {})
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def _last_user(items: List[Any]) -> tuple:
+    """The last user message of the input (an easy input message or a message item), and where."""
+    for at in range(len(items) - 1, -1, -1):
+        item = items[at]
+        if isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message":
+            return at, item
+    return -1, None
+
+
+def _content_text(message: Dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        part["text"] for part in content or []
+        if isinstance(part, dict) and part.get("type") in ("input_text", "text") and isinstance(part.get("text"), str)
+    )
+
+
+def _message(text: str) -> Dict[str, Any]:
+    """An injected text as an input message of the user's turn."""
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def _compaction_key(item: Dict[str, Any]) -> str:
+    """A compaction item's identity: its id, else a digest of its content."""
+    if isinstance(item.get("id"), str) and item["id"]:
+        return item["id"]
+    return hashlib.sha256(_json_text(item.get("encrypted_content", item)).encode()).hexdigest()
+
+
+def _compaction_due(session: Any, items: List[Any]) -> bool:
+    """Whether `session`'s own compaction decision hook would compact history like `items`."""
+    decide = getattr(session, "should_trigger_compaction", None)
+    if not callable(decide):
+        return False
+    try:
+        from agents.memory.openai_responses_compaction_session import select_compaction_candidate_items
+
+        return bool(decide({
+            "response_id": None,
+            "compaction_mode": getattr(session, "compaction_mode", "auto"),
+            "compaction_candidate_items": select_compaction_candidate_items(items),
+            "session_items": items,
+        }))
+    except Exception:  # a hook that needs more than the input: no announcement
+        logger.debug("scratchpad: the session's compaction decision hook failed", exc_info=True)
+        return False
