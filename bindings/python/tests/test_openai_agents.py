@@ -13,7 +13,15 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from agents import Agent, OpenAIResponsesModel, RunConfig, SQLiteSession, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    OpenAIResponsesModel,
+    RunConfig,
+    RunHooks,
+    SQLiteSession,
+    function_tool,
+    set_tracing_disabled,
+)
 from agents.memory import OpenAIResponsesCompactionSession, SessionSettings
 from openai import AsyncOpenAI
 
@@ -48,12 +56,31 @@ class ScriptedResponses:
                 else:
                     server.requests.append(body)
                     answer = response(next(server.script), len(server.requests))
+                    if body.get("stream"):
+                        return self.stream(answer)
                 data = json.dumps(answer).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def stream(self, answer):
+                """`answer` as the server-sent events of a streamed response."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                events = [{"type": "response.created", "response": dict(answer, status="in_progress", output=[])}]
+                for index, item in enumerate(answer["output"]):
+                    events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+                    events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+                events.append({"type": "response.completed", "response": answer})
+                for n, event in enumerate(events):
+                    event["sequence_number"] = n
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+                self.close_connection = True
 
             def log_message(self, *args):
                 pass
@@ -344,3 +371,47 @@ def test_a_failing_plugin_costs_its_hook_never_the_turn(tmp_path, api, client, c
     assert result.final_output == "Saved anyway."
     assert output_of(api.requests[1], "f1").startswith("Plan set.")
     assert any(MARKER in e["text"] for e in host.show("flaky")["state"])
+
+
+def test_a_streamed_run_hands_off_and_keeps_the_callers_hooks(host, api, client):
+    """`run_streamed`: a triage agent hands off to the coder (listed in its handoffs), which gets
+    the plugins' tools and saves the plan; the events stream; the caller's own run hooks are
+    still called; the final output reaches `after_response` before the stream ends."""
+
+    class Seen(RunHooks):
+        def __init__(self):
+            self.calls = []
+
+        async def on_agent_start(self, context, agent):
+            self.calls.append(("start", agent.name))
+
+        async def on_agent_end(self, context, agent, output):
+            self.calls.append(("end", agent.name, output))
+
+    recording = Recording(host)
+    model = OpenAIResponsesModel(model="gpt-4.1", openai_client=client)
+    coding = coder(client, [])
+    triage = Agent(name="triage", instructions="Route the request.", model=model, handoffs=[coding])
+    api.script = iter([
+        [call("transfer_to_coder", {}, "h-1")],
+        [call("session_scratchpad", {"action": "set_plan", "content": PLAN}, "h-plan")],
+        say("Planned."),
+    ])
+    seen = Seen()
+
+    async def streamed():
+        result = Scratchpad(recording, strict=True).run_streamed(triage, "plan the fix", session_id="streamed",
+                                                                 hooks=seen)
+        kinds = {event.type async for event in result.stream_events()}
+        return result, kinds
+
+    result, kinds = asyncio.run(streamed())
+    assert result.final_output == "Planned." and result.last_agent.name == "coder"
+    assert "raw_response_event" in kinds, "the events streamed"
+    assert "session_scratchpad" in offered(api.requests[0]) and "session_scratchpad" in offered(api.requests[1]), \
+        "both agents are offered the plugins' tools"
+    assert output_of(api.requests[2], "h-plan").startswith("Plan set."), "the coder saved the plan"
+    assert all("## Session Scratchpad" in r["instructions"] for r in api.requests), "both agents get the guidance"
+    assert any(MARKER in e["text"] for e in host.show("streamed")["state"])
+    assert ("start", "triage") in seen.calls and ("end", "coder", "Planned.") in seen.calls, "the caller's hooks ran"
+    assert [args[1] for args in recording.named("after_response")] == ["Planned."]

@@ -36,7 +36,8 @@ shapes:
   result, is what the model sees and what the session stores). Steps are numbered 1, 2, ... per
   turn, in the order the calls start (the SDK starts them in the model's order). Hosted tools
   (web search, file search, computer use) are the provider's and are left alone.
-- **Replies.** The run's final output goes to `Host.after_response`.
+- **Replies.** The run's final output goes to `Host.after_response` (a `RunHooks.on_agent_end`
+  chained before the caller's own hooks), before the run ends.
 - **Compaction (seed 003).** With an `OpenAIResponsesCompactionSession`, its own decision hook
   (`should_trigger_compaction`) is asked before each model call whether the history in that
   call's input, with the reply the call will add, is due for compaction (the SDK compacts after
@@ -47,10 +48,12 @@ shapes:
   forced `run_compaction`) has its warnings delivered then, as the other runtimes whose
   compaction hooks cannot reach the model do.
 
-The host's calls run on worker threads (the host releases the GIL). Host failures other than a
-tool's refusal are logged (logger `scratchpad.openai_agents`) and the run goes on without the
-plugins' contribution, unless `strict=True`. Only the starting agent gets the tools; the
-injections reach every agent of the run (handoffs included). Streamed runs are not wrapped yet.
+`run_streamed` is `Runner.run_streamed` the same way. The agents the starting agent hands off
+to (listed as `Agent`s in `handoffs`) get the same tools and tool hooks; the agent inside a
+`handoff(...)` object is left as it is (the injections still reach it). The host's calls run
+on worker threads (the host releases the GIL). Host failures other than a tool's refusal are
+logged (logger `scratchpad.openai_agents`) and the run goes on without the plugins'
+contribution, unless `strict=True`.
 """
 
 from __future__ import annotations
@@ -66,10 +69,11 @@ import uuid
 from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Set
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple
 
 try:
-    from agents import Agent, FunctionTool, RunConfig, Runner, RunResult
+    from agents import Agent, FunctionTool, RunConfig, RunHooks, Runner, RunResult, RunResultStreaming
+    from agents.lifecycle import RunHooksBase
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -167,19 +171,17 @@ class Scratchpad:
         session: Any = None,
         session_id: Optional[str] = None,
         run_config: Optional[RunConfig] = None,
+        hooks: Optional[RunHooks] = None,
         **kwargs: Any,
     ) -> RunResult:
-        """`Runner.run(starting_agent, input, session=session, run_config=run_config, ...)` as
-        one turn of the host's session, with the plugins' tools, injections and hooks."""
-        run = await asyncio.to_thread(self._begin, session, session_id)
-        agent = await asyncio.to_thread(self.agent, starting_agent)
+        """`Runner.run(starting_agent, input, session=session, ...)` as one turn of the host's
+        session, with the plugins' tools, injections and hooks."""
+        run, options = await asyncio.to_thread(self._prepare, starting_agent, session, session_id, run_config, hooks)
         token = _CURRENT.set(run)
         try:
-            result = await Runner.run(agent, input, session=session, run_config=self.run_config(run_config), **kwargs)
+            return await Runner.run(input=input, session=session, **options, **kwargs)
         finally:
             _CURRENT.reset(token)
-        await asyncio.to_thread(self._end, run, result)
-        return result
 
     def run_sync(
         self,
@@ -189,29 +191,54 @@ class Scratchpad:
         session: Any = None,
         session_id: Optional[str] = None,
         run_config: Optional[RunConfig] = None,
+        hooks: Optional[RunHooks] = None,
         **kwargs: Any,
     ) -> RunResult:
         """`run` for code without an event loop (`Runner.run_sync`)."""
-        run = self._begin(session, session_id)
-        agent = self.agent(starting_agent)
+        run, options = self._prepare(starting_agent, session, session_id, run_config, hooks)
         token = _CURRENT.set(run)
         try:
-            result = Runner.run_sync(agent, input, session=session, run_config=self.run_config(run_config), **kwargs)
+            return Runner.run_sync(input=input, session=session, **options, **kwargs)
         finally:
             _CURRENT.reset(token)
-        self._end(run, result)
-        return result
 
-    def _begin(self, session: Any, session_id: Optional[str]) -> _Run:
+    def run_streamed(
+        self,
+        starting_agent: Agent,
+        input: Any,
+        *,
+        session: Any = None,
+        session_id: Optional[str] = None,
+        run_config: Optional[RunConfig] = None,
+        hooks: Optional[RunHooks] = None,
+        **kwargs: Any,
+    ) -> RunResultStreaming:
+        """`run` in streaming mode (`Runner.run_streamed`): the run goes on in the task the SDK
+        starts here, which keeps this turn."""
+        run, options = self._prepare(starting_agent, session, session_id, run_config, hooks)
+        token = _CURRENT.set(run)
+        try:
+            return Runner.run_streamed(input=input, session=session, **options, **kwargs)
+        finally:
+            _CURRENT.reset(token)
+
+    def _prepare(
+        self, starting_agent: Agent, session: Any, session_id: Optional[str], run_config: Any, hooks: Any
+    ) -> Tuple[_Run, Dict[str, Any]]:
+        """The run's turn (its session opened), and the SDK's arguments for it."""
         sdk_id = getattr(session, "session_id", None)
         chosen = sdk_id if isinstance(sdk_id, str) and sdk_id else session_id or self.default_session
         guidance = self._quietly("open_session", self.host.open_session, chosen, default=[])
-        return _Run(chosen, f"oa-{uuid.uuid4().hex}", session, guidance)
+        run = _Run(chosen, f"oa-{uuid.uuid4().hex}", session, guidance)
+        options = {
+            "starting_agent": self.agent(starting_agent),
+            "run_config": self.run_config(run_config),
+            "hooks": _Hooks(self, hooks),
+        }
+        return run, options
 
-    def _end(self, run: _Run, result: Any) -> None:
-        output = getattr(result, "final_output", None)
-        if output is None:
-            return
+    def _respond(self, run: _Run, output: Any) -> None:
+        """The run's final output to `after_response`."""
         text = output if isinstance(output, str) else _json_text(output)
         self._quietly("after_response", self.host.after_response, run.turn(None, self.context_window), text)
 
@@ -219,19 +246,27 @@ class Scratchpad:
 
     def agent(self, agent: Agent) -> Agent:
         """A copy of `agent` whose function tools run between the plugins' tool hooks, with the
-        plugins' tools added (each enabled when its turn offers it). `run` does this itself;
-        it is public for callers that build their own runs around `run_config`."""
+        plugins' tools added (each enabled when its turn offers it); the agents it hands off to
+        (listed as agents) are copied the same way. `run` does this itself; it is public for
+        callers that build their own runs around `run_config`."""
+        specs = [_spec(raw) for plugin in self._quietly("plugins", self.host.plugins, default=[])
+                 for raw in plugin.get("tools", [])]
+        return self._copy(agent, specs, {})
+
+    def _copy(self, agent: Agent, specs: List[Any], copies: Dict[int, Agent]) -> Agent:
+        if id(agent) in copies:  # agents may hand off to each other
+            return copies[id(agent)]
         tools = [self._wrapped(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
         taken = {getattr(t, "name", None) for t in tools}
-        for plugin in self._quietly("plugins", self.host.plugins, default=[]):
-            for raw in plugin.get("tools", []):
-                spec = _spec(raw)
-                name = self._names.register(spec)
-                if name is None or name in taken:
-                    continue
-                taken.add(name)
-                tools.append(self._plugin_tool(spec, name))
-        return agent.clone(tools=tools)
+        for spec in specs:
+            name = self._names.register(spec)
+            if name is None or name in taken:
+                continue
+            taken.add(name)
+            tools.append(self._plugin_tool(spec, name))
+        copy = copies[id(agent)] = agent.clone(tools=tools)
+        copy.handoffs = [self._copy(h, specs, copies) if isinstance(h, Agent) else h for h in agent.handoffs]
+        return copy
 
     def _wrapped(self, tool: FunctionTool) -> FunctionTool:
         original = tool.on_invoke_tool
@@ -388,6 +423,36 @@ class Scratchpad:
     def _quietly(self, hook: str, method: Callable[..., Any], *args: Any, default: Any = None) -> Any:
         """A host call whose failure is logged (raised when `strict`)."""
         return quietly(logger, self.strict, hook, method, *args, default=default)
+
+
+class _Hooks(RunHooks):
+    """The caller's run hooks (if any), with the final output also given to `after_response`
+    before the run ends (streamed runs included)."""
+
+    def __init__(self, pad: Scratchpad, theirs: Optional[RunHooks]) -> None:
+        self._pad = pad
+        self._theirs = theirs
+
+    async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
+        run = _CURRENT.get()
+        if run is not None and output is not None:
+            await asyncio.to_thread(self._pad._respond, run, output)
+        if self._theirs is not None:
+            await self._theirs.on_agent_end(context, agent, output)
+
+
+def _delegate(name: str) -> Callable[..., Awaitable[Any]]:
+    async def hook(self: _Hooks, *args: Any, **kwargs: Any) -> Any:
+        if self._theirs is not None:
+            return await getattr(self._theirs, name)(*args, **kwargs)
+        return None
+
+    hook.__name__ = name
+    return hook
+
+
+for _name in [n for n in vars(RunHooksBase) if n.startswith("on_") and n != "on_agent_end"]:
+    setattr(_Hooks, _name, _delegate(_name))
 
 
 # -- helpers -----------------------------------------------------------------------------------
