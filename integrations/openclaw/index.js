@@ -7,8 +7,8 @@
 import manifest from "./openclaw.plugin.json" with { type: "json" };
 import { Bridge } from "./src/bridge.js";
 import { hostArgs, resolveConfig } from "./src/config.js";
-import { nameMap } from "./src/names.js";
-import { Sidecar } from "./src/sidecar.js";
+import { nameMap } from "../sidecar-js/names.js";
+import { Sidecar } from "../sidecar-js/sidecar.js";
 import { PluginState } from "./src/state.js";
 import { agentTools, componentTools } from "./src/tools.js";
 

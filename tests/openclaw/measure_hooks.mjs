@@ -16,8 +16,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const src = join(root, "integrations/openclaw/src");
 const { Bridge } = await import(join(src, "bridge.js"));
 const { hostArgs, resolveConfig } = await import(join(src, "config.js"));
-const { nameMap } = await import(join(src, "names.js"));
-const { Sidecar } = await import(join(src, "sidecar.js"));
+const { nameMap } = await import(join(root, "integrations/sidecar-js/names.js"));
+const { Sidecar } = await import(join(root, "integrations/sidecar-js/sidecar.js"));
 const { PluginState } = await import(join(src, "state.js"));
 const { componentTools } = await import(join(src, "tools.js"));
 

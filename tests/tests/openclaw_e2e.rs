@@ -175,8 +175,10 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
 
     // OpenClaw restarted, now with a hostile component: the block is still injected, and a
     // component looping forever ends in an error the turn survives; OpenClaw keeps serving.
-    let copy = root.join("plugin");
+    // The plugin imports the shared sidecar client beside it (integrations/sidecar-js).
+    let copy = root.join("plugin/integrations/openclaw");
     copy_dir(&package, &copy);
+    copy_dir(&package.join("../sidecar-js"), &root.join("plugin/integrations/sidecar-js"));
     // Built here: loaded unsigned, granted what it asks for (injecting, with its storage).
     let probe = json!({ "name": "probe", "path": scratchpad_tests::components::PROBE_PATH,
                         "allowUnsigned": true, "grants": ["inject", "storage", "config"],

@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hostArgs, resolveConfig } from "../src/config.js";
-import { apiName } from "../src/names.js";
+import { apiName } from "../../sidecar-js/names.js";
 import { componentTools } from "../src/tools.js";
 
 const pluginDir = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..");

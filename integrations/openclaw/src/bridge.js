@@ -6,7 +6,7 @@
 // - An OpenClaw run (`ctx.runId`) is one host turn; tool calls in it are numbered from 1 in the
 //   order `before_tool_call` sees them, so `{{stepN.field}}` and the offloaded observations agree.
 
-import { PLUGIN_FAILED, SESSION_EXISTS, SidecarError, TOOL_REFUSED } from "./sidecar.js";
+import { PLUGIN_FAILED, TOOL_REFUSED, describe } from "../../sidecar-js/sidecar.js";
 
 const PLACEMENTS = {
   "prepend-system": "prependSystemContext",
@@ -44,14 +44,7 @@ export class Bridge {
 
   async create(session, origin) {
     if (origin.kind !== "new") await this.ensureSession(origin.parent);
-    try {
-      return (await this.sidecar.request("session.create", { session, origin })).guidance;
-    } catch (error) {
-      if (error.code !== SESSION_EXISTS) throw error;
-      // Created by an earlier OpenClaw process: the host kept the guidance with the session.
-      const shown = await this.sidecar.request("session.show", { session });
-      return shown.session.guidance ?? [];
-    }
+    return this.sidecar.openSession(session, origin);
   }
 
   /** The host turn of the session's current run (one of its own outside a run). */
@@ -203,14 +196,6 @@ export class Bridge {
   componentName(toolName) {
     return this.names.toComponent.get(toolName) ?? toolName;
   }
-}
-
-/** An error as the model or the log should read it. */
-export function describe(error) {
-  if (error instanceof SidecarError && error.data?.plugin && error.code === PLUGIN_FAILED) {
-    return `component \`${error.data.plugin}\` failed in ${error.data.hook}: ${error.data.failure ?? error.message}`;
-  }
-  return error?.message ?? String(error);
 }
 
 function contextWindow(ctx) {

@@ -24,3 +24,18 @@ export function nameMap(names) {
   }
   return { toApi, toComponent };
 }
+
+/**
+ * `text` with each component tool's name as the model is offered it (`session.scratchpad` as
+ * `session_scratchpad`), so guidance names the tool the model can call: a whole-word mention
+ * only, in one pass.
+ */
+export function namesInText(text, toApi) {
+  const renamed = [...toApi].filter(([name, api]) => name !== api);
+  if (renamed.length === 0) return text;
+  const lookup = new Map(renamed);
+  const names = renamed.map(([name]) => name).sort((a, b) => b.length - a.length);
+  const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const pattern = new RegExp(`(?<![\\w.-])(${escaped.join("|")})(?![\\w-])(?!\\.\\w)`, "g");
+  return text.replace(pattern, (match) => lookup.get(match));
+}

@@ -1,6 +1,7 @@
-// A JSON-RPC 2.0 client of `scratchpad serve` (docs/protocol.md): the full host over SQLite,
-// with every sandbox limit, in its own process. It is started on the first request, restarted
-// on the next request after it dies, and killed when a request outlives `requestTimeoutMs`
+// A JSON-RPC 2.0 client of `scratchpad serve` (docs/protocol.md), shared by the integrations
+// that run in JavaScript (OpenClaw, opencode): the full host over SQLite, with every sandbox
+// limit, in its own process. It is started on the first request, restarted on the next
+// request after it dies, and killed when a request outlives `requestTimeoutMs`
 // (a backstop: the host enforces each component's deadline long before). The host commits a
 // call's writes before it answers, so an answered request is durable; a request cut short by
 // a crash fails with an error saying so, and the next one runs on a fresh server.
@@ -56,6 +57,20 @@ export class Sidecar {
       this.keepAlive();
       child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
     });
+  }
+
+  /**
+   * Creates `session` (with `origin`) and resolves with its standing guidance; when it exists
+   * already (created by an earlier process), with the guidance the host kept for it.
+   */
+  async openSession(session, origin = { kind: "new" }) {
+    try {
+      return (await this.request("session.create", { session, origin })).guidance;
+    } catch (error) {
+      if (error.code !== SESSION_EXISTS) throw error;
+      const shown = await this.request("session.show", { session });
+      return shown.session.guidance ?? [];
+    }
   }
 
   /** The running server, started when there is none. */
@@ -140,4 +155,12 @@ export class Sidecar {
     this.child = null;
     child?.stdin.end();
   }
+}
+
+/** An error as the model or the log should read it: a component's failure names it and its hook. */
+export function describe(error) {
+  if (error instanceof SidecarError && error.data?.plugin && error.code === PLUGIN_FAILED) {
+    return `component \`${error.data.plugin}\` failed in ${error.data.hook}: ${error.data.failure ?? error.message}`;
+  }
+  return error?.message ?? String(error);
 }
