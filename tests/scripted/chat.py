@@ -1,0 +1,92 @@
+"""A scripted OpenAI Chat Completions API on 127.0.0.1 for the opencode end-to-end tests
+(stdlib only): the one scripted part of those tests. opencode talks to it through a custom
+provider (`@ai-sdk/openai-compatible` with its `baseURL`). The script and its rules: `rules.py`.
+
+Usage: python3 chat.py SCRIPT.json REQUESTS.jsonl
+Prints its port on the first line of stdout, then serves until killed; every request body is
+appended to REQUESTS.jsonl.
+
+The last user turn is every message after the assistant's last one: the user's message, or
+the tool results. A request that offers no tools (a title, a compaction summary) gets the
+script's "compact_summary".
+"""
+
+import json
+import sys
+
+import rules
+
+COUNTER = [0]
+
+
+def text_of(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(text_of(v) for v in value)
+    if isinstance(value, dict):
+        for key in ("text", "content"):
+            if key in value:
+                return text_of(value[key])
+    return ""
+
+
+def last_turn_text(body):
+    messages = body.get("messages", [])
+    last_output = -1
+    for index, message in enumerate(messages):
+        if message.get("role") == "assistant":
+            last_output = index
+    return "\n".join(text_of(m.get("content", "")) for m in messages[last_output + 1:])
+
+
+def reply_for(body):
+    """The reply's blocks and the usage it reports."""
+    if not body.get("tools"):
+        return [{"text": rules.compact_summary()}], rules.usage()
+    return rules.reply(last_turn_text(body))
+
+
+def chunks(blocks, usage, model):
+    """The reply as chat completion chunks: its text, then its tool calls, then the usage."""
+    COUNTER[0] += 1
+    base = {"id": f"chatcmpl-{COUNTER[0]}", "object": "chat.completion.chunk", "created": 0, "model": model}
+
+    def chunk(delta, finish=None):
+        return dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+
+    yield chunk({"role": "assistant", "content": ""})
+    text = "".join(block["text"] for block in blocks if "text" in block)
+    if text:
+        yield chunk({"content": text})
+    calls = [block["tool_use"] for block in blocks if "tool_use" in block]
+    for index, use in enumerate(calls):
+        function = {"name": use["name"], "arguments": json.dumps(use.get("input", {}))}
+        yield chunk({"tool_calls": [{"index": index, "id": f"call_{COUNTER[0]}_{index}", "type": "function",
+                                     "function": function}]})
+    yield chunk({}, "tool_calls" if calls else "stop")
+    prompt, completion = usage["input_tokens"], usage["output_tokens"]
+    yield dict(base, choices=[], usage={"prompt_tokens": prompt, "completion_tokens": completion,
+                                        "total_tokens": prompt + completion})
+
+
+class Handler(rules.Handler):
+    def answer(self, path, body):
+        if not path.endswith("/chat/completions"):
+            return self.send_json(200, {})
+        rules.record(body)
+        blocks, usage = reply_for(body)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for chunk in chunks(blocks, usage, body.get("model", "scripted")):
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+if __name__ == "__main__":
+    rules.main(Handler, sys.argv)
