@@ -16,7 +16,6 @@ import pytest
 from agents import (
     Agent,
     OpenAIResponsesModel,
-    RunConfig,
     RunHooks,
     SQLiteSession,
     function_tool,
@@ -219,7 +218,7 @@ def test_a_session_across_offload_compaction_and_trimming(host, api, client, tmp
                    await pad.run(agent, "find the last critical event in the log", session=session)]
         await session.run_compaction({"force": True})
         results.append(await pad.run(agent, "what's next?", session=session))
-        trimmed = RunConfig(session_settings=SessionSettings(limit=2))
+        trimmed = {"session_settings": SessionSettings(limit=2)}  # a RunConfig's fields as a dict, as the SDK takes
         results.append(await pad.run(agent, "and now?", session=session, run_config=trimmed))
         return results, await session.get_items(), await session.underlying_session.get_items()
 

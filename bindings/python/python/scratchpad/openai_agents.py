@@ -69,7 +69,7 @@ import uuid
 from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple, Union
 
 try:
     from agents import Agent, FunctionTool, RunConfig, RunHooks, Runner, RunResult, RunResultStreaming
@@ -170,7 +170,7 @@ class Scratchpad:
         *,
         session: Any = None,
         session_id: Optional[str] = None,
-        run_config: Optional[RunConfig] = None,
+        run_config: Union[RunConfig, Dict[str, Any], None] = None,
         hooks: Optional[RunHooks] = None,
         **kwargs: Any,
     ) -> RunResult:
@@ -190,7 +190,7 @@ class Scratchpad:
         *,
         session: Any = None,
         session_id: Optional[str] = None,
-        run_config: Optional[RunConfig] = None,
+        run_config: Union[RunConfig, Dict[str, Any], None] = None,
         hooks: Optional[RunHooks] = None,
         **kwargs: Any,
     ) -> RunResult:
@@ -209,7 +209,7 @@ class Scratchpad:
         *,
         session: Any = None,
         session_id: Optional[str] = None,
-        run_config: Optional[RunConfig] = None,
+        run_config: Union[RunConfig, Dict[str, Any], None] = None,
         hooks: Optional[RunHooks] = None,
         **kwargs: Any,
     ) -> RunResultStreaming:
@@ -354,9 +354,11 @@ class Scratchpad:
 
     # -- model calls: the injections ------------------------------------------------------------
 
-    def run_config(self, run_config: Optional[RunConfig] = None) -> RunConfig:
+    def run_config(self, run_config: Union[RunConfig, Dict[str, Any], None] = None) -> RunConfig:
         """`run_config` (or a new one) with the injections' filter after its own
         `call_model_input_filter`."""
+        if isinstance(run_config, dict):  # the SDK takes a RunConfig's fields as a dict too
+            run_config = RunConfig(**run_config)
         config = run_config if run_config is not None else RunConfig()
         theirs = config.call_model_input_filter
 
