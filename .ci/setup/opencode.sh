@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The real opencode (pinned in tests/opencode/package-lock.json) and the opencode plugin's own
-# dependency (@opencode-ai/plugin, integrations/opencode/package-lock.json) for the opencode
-# end-to-end tests (tests/tests/opencode_e2e.rs), which install them too when missing. Its native
-# binary comes in an optional dependency (no download at install). Idempotent.
+# The real opencode (its native package opencode-linux-x64, pinned in
+# tests/opencode/package-lock.json) and the opencode plugin's own dependency (@opencode-ai/plugin,
+# integrations/opencode/package-lock.json) for the opencode end-to-end tests
+# (tests/tests/opencode_e2e.rs), which install them too when missing. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source .ci/node24.sh

@@ -1,5 +1,5 @@
-//! opencode runs the components: the real `opencode` (pinned 1.18.33 in
-//! `tests/opencode/package-lock.json`, headless `opencode run`) with the plugin
+//! opencode runs the components: the real `opencode` (1.18.33: its native package
+//! `opencode-linux-x64`, pinned in `tests/opencode/package-lock.json`; headless `opencode run`) with the plugin
 //! `integrations/opencode` listed in its `opencode.json` the way its users list plugins, against
 //! a scripted Chat Completions API on 127.0.0.1 (`tests/scripted/chat.py`) as a custom provider.
 //! Each scenario asserts on what the model received and on `scratchpad show`.
@@ -35,7 +35,7 @@ impl Opencode {
         let (binary, _) = npm_package_on_node24(
             "tests/opencode",
             "node_modules/opencode-linux-x64/bin/opencode",
-            "the pinned opencode (opencode-ai)",
+            "the pinned opencode (opencode-linux-x64)",
         );
         npm_package_on_node24(
             "integrations/opencode",
