@@ -17,26 +17,14 @@ import sys
 import rules
 
 COUNTER = [0]
-
-
-def text_of(value):
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(text_of(v) for v in value)
-    if isinstance(value, dict):
-        if value.get("type") == "tool_result":
-            return text_of(value.get("content", ""))
-        if "text" in value:
-            return text_of(value["text"])
-        return ""
-    return ""
+# Where a tool result part keeps its text.
+UNWRAP = {"tool_result": "content"}
 
 
 def last_user_text(body):
     for message in reversed(body.get("messages", [])):
         if message.get("role") == "user":
-            return text_of(message.get("content", ""))
+            return rules.text_of(message.get("content", ""), UNWRAP)
     return ""
 
 

@@ -19,25 +19,13 @@ import rules
 COUNTER = [0]
 
 
-def text_of(value):
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(text_of(v) for v in value)
-    if isinstance(value, dict):
-        for key in ("text", "content"):
-            if key in value:
-                return text_of(value[key])
-    return ""
-
-
 def last_turn_text(body):
     messages = body.get("messages", [])
     last_output = -1
     for index, message in enumerate(messages):
         if message.get("role") == "assistant":
             last_output = index
-    return "\n".join(text_of(m.get("content", "")) for m in messages[last_output + 1:])
+    return "\n".join(rules.text_of(m.get("content", "")) for m in messages[last_output + 1:])
 
 
 def reply_for(body):

@@ -19,20 +19,8 @@ import sys
 import rules
 
 COUNTER = [0]
-
-
-def text_of(value):
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(text_of(v) for v in value)
-    if isinstance(value, dict):
-        if value.get("type") == "function_call_output":
-            return text_of(value.get("output", ""))
-        for key in ("text", "content"):
-            if key in value:
-                return text_of(value[key])
-    return ""
+# Where a tool result part keeps its text.
+UNWRAP = {"function_call_output": "output"}
 
 
 def last_turn_text(body):
@@ -43,7 +31,7 @@ def last_turn_text(body):
     for index, item in enumerate(items):
         if item.get("type") in ("function_call", "custom_tool_call") or item.get("role") == "assistant":
             last_output = index
-    return "\n".join(text_of(item) for item in items[last_output + 1:])
+    return "\n".join(rules.text_of(item, UNWRAP) for item in items[last_output + 1:])
 
 
 def reply_for(body):

@@ -59,6 +59,24 @@ def reply(text):
     return [{"text": "ok"}], usage()
 
 
+def text_of(value, unwrap=None):
+    """The text of a request's part: a string, a list's parts line by line, a dict's `text` or
+    `content`; `unwrap` maps a part's `type` to the key that holds its text (a tool's result)."""
+    unwrap = unwrap or {}
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(text_of(v, unwrap) for v in value)
+    if isinstance(value, dict):
+        key = unwrap.get(value.get("type"))
+        if key is not None:
+            return text_of(value.get(key, ""), unwrap)
+        for key in ("text", "content"):
+            if key in value:
+                return text_of(value[key], unwrap)
+    return ""
+
+
 def compact_summary():
     return SCRIPT.get("compact_summary", "Summary of the conversation.")
 
