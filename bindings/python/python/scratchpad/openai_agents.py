@@ -67,9 +67,10 @@ import logging
 import threading
 import uuid
 from collections import OrderedDict
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 try:
     from agents import Agent, FunctionTool, RunConfig, RunHooks, Runner, RunResult, RunResultStreaming
@@ -132,6 +133,16 @@ class _Compactions:
 _CURRENT: ContextVar[Optional[_Run]] = ContextVar("scratchpad_openai_agents_run", default=None)
 
 
+@contextmanager
+def _serving(run: _Run) -> Iterator[None]:
+    """`run` is the current run while the block runs (the SDK starts its tasks inside it)."""
+    token = _CURRENT.set(run)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
 class Scratchpad:
     """Agent working memory for OpenAI Agents SDK runs. See the module's documentation for what
     each part does.
@@ -177,11 +188,8 @@ class Scratchpad:
         """`Runner.run(starting_agent, input, session=session, ...)` as one turn of the host's
         session, with the plugins' tools, injections and hooks."""
         run, options = await asyncio.to_thread(self._prepare, starting_agent, session, session_id, run_config, hooks)
-        token = _CURRENT.set(run)
-        try:
+        with _serving(run):
             return await Runner.run(input=input, session=session, **options, **kwargs)
-        finally:
-            _CURRENT.reset(token)
 
     def run_sync(
         self,
@@ -196,11 +204,8 @@ class Scratchpad:
     ) -> RunResult:
         """`run` for code without an event loop (`Runner.run_sync`)."""
         run, options = self._prepare(starting_agent, session, session_id, run_config, hooks)
-        token = _CURRENT.set(run)
-        try:
+        with _serving(run):
             return Runner.run_sync(input=input, session=session, **options, **kwargs)
-        finally:
-            _CURRENT.reset(token)
 
     def run_streamed(
         self,
@@ -216,11 +221,8 @@ class Scratchpad:
         """`run` in streaming mode (`Runner.run_streamed`): the run goes on in the task the SDK
         starts here, which keeps this turn."""
         run, options = self._prepare(starting_agent, session, session_id, run_config, hooks)
-        token = _CURRENT.set(run)
-        try:
+        with _serving(run):
             return Runner.run_streamed(input=input, session=session, **options, **kwargs)
-        finally:
-            _CURRENT.reset(token)
 
     def _prepare(
         self, starting_agent: Agent, session: Any, session_id: Optional[str], run_config: Any, hooks: Any
