@@ -8,11 +8,13 @@ Usage (from the repository root, after `cargo build --release -p scratchpad-cli`
 1. The hook's cost per event, process start to answer (what Claude Code waits for), p50 and p90
    of EVENTS runs (default 50) each of `UserPromptSubmit` and `PreToolUse`, with both default
    plugins, on a warm compiled-component cache and a session with a plan.
-2. Start-up: the MCP server (`scratchpad mcp`, what the plugin's `.mcp.json` starts) from process
+2. The same two events answered in-process by the running MCP server's hook tool (the plugin's
+   `mcp_tool` hooks), request to answer, EVENTS calls each.
+3. Start-up: the MCP server (`scratchpad mcp`, what the plugin's `.mcp.json` starts) from process
    start to its answer to `initialize`, on a warm cache (EVENTS runs) and on an empty one (a fresh
    install's first start: the components compiled; 5 runs); and the first hook of a fresh install.
-3. Whole `claude -p` turns against the scripted model (`tests/scripted/anthropic.py`) with and without
-   the plugin, TURNS each (default 5), one after the other in the same run.
+4. Whole `claude -p` turns against the scripted model (`tests/scripted/anthropic.py`) with and without
+   the plugin, TURNS each (default 10), alternated in the same run.
 """
 
 import json
@@ -59,6 +61,60 @@ def hook_costs(binary, tmp, events):
         payload = json.dumps(dict(event, session_id="m")).encode()
         samples = [timed(base, payload, env) for _ in range(events)]
         results[name] = samples
+    return results
+
+
+class McpClient:
+    """`scratchpad mcp` as the plugin's `.mcp.json` starts it, spoken to over stdio."""
+
+    def __init__(self, args, env):
+        self.server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, env=env)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "measure", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message):
+        self.server.stdin.write((json.dumps(message) + "\n").encode())
+        self.server.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        answer = json.loads(self.server.stdout.readline())
+        assert answer.get("id") == self.next_id and "result" in answer, answer
+        return answer["result"]
+
+    def close(self):
+        self.server.stdin.close()
+        self.server.wait()
+
+
+def hook_tool_costs(binary, tmp, events):
+    """The same events answered by the running MCP server's hook tool (what the plugin's
+    `mcp_tool` hooks call), as Claude Code sends them: every field interpolated into a string.
+    Milliseconds from writing the request to reading the answer."""
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"), SCRATCHPAD_HOOK_STATE=os.path.join(tmp, "hooks"))
+    client = McpClient([binary, "--db", os.path.join(tmp, "hooks.db"), "mcp", "--session", "m", "--api-safe-names",
+                        "--tool-prefix", PREFIX, "--declared-tools", "--follow-turn", "--hook-tool"], env)
+    results = {}
+    try:
+        for name, event in [
+            ("UserPromptSubmit", {"hook_event_name": "UserPromptSubmit", "prompt": "continue"}),
+            ("PreToolUse", {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                            "tool_input": json.dumps({"command": "ls"}), "tool_use_id": "t"}),
+        ]:
+            arguments = dict(event, session_id="m", transcript_path="")
+            samples = []
+            for _ in range(events + 1):
+                start = time.perf_counter()
+                result = client.request("tools/call", {"name": "hook", "arguments": arguments})
+                samples.append((time.perf_counter() - start) * 1000)
+                assert not result.get("isError"), result
+            results[name] = samples[1:]  # the first call of each event warms its instances
+    finally:
+        client.close()
     return results
 
 
@@ -109,9 +165,11 @@ def claude_turns(binary, tmp, turns):
     try:
         port = int(model.stdout.readline())
         results = {}
-        for label, plugin in [("without the plugin", False), ("with the plugin", True)]:
+        runs = [(label, plugin) for _ in range(turns) for label, plugin in
+                [("without the plugin", False), ("with the plugin", True)]]
+        for label, plugin in runs:  # alternated, so a drift of the machine touches both alike
             home = os.path.join(tmp, "home-" + label.replace(" ", "-"))
-            os.makedirs(home)
+            os.makedirs(home, exist_ok=True)
             env = {"PATH": f"{node24}:/usr/bin:/bin", "HOME": home, "IS_SANDBOX": "1",
                    "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "sk-measure",
                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "SCRATCHPAD_BIN": binary,
@@ -120,7 +178,7 @@ def claude_turns(binary, tmp, turns):
             args = [claude, "-p", "SCRIPT:hi", "--output-format", "json", "--dangerously-skip-permissions"]
             if plugin:
                 args += ["--plugin-dir", os.path.join(ROOT, "integrations/claude-code")]
-            results[label] = [timed(args, b"", env) for _ in range(turns)]
+            results.setdefault(label, []).append(timed(args, b"", env))
         return results
     finally:
         model.kill()
@@ -130,13 +188,16 @@ def claude_turns(binary, tmp, turns):
 def main():
     binary = os.path.abspath(sys.argv[1])
     events = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-    turns = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    turns = int(sys.argv[3]) if len(sys.argv) > 3 else 10
     tmp = tempfile.mkdtemp()
     try:
         print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, {binary}")
         for name, samples in hook_costs(binary, tmp, events).items():
             print(f"hook {name}: p50 {statistics.median(samples):.1f} ms, p90 {percentile(samples, 90):.1f} ms "
                   f"({len(samples)} runs)")
+        for name, samples in hook_tool_costs(binary, tmp, events).items():
+            print(f"hook tool {name} (in the running MCP server): p50 {statistics.median(samples):.2f} ms, "
+                  f"p90 {percentile(samples, 90):.2f} ms ({len(samples)} calls)")
         for label, samples in start_up(binary, tmp, events).items():
             print(f"{label}: p50 {statistics.median(samples):.1f} ms, p90 {percentile(samples, 90):.1f} ms "
                   f"({len(samples)} runs)")

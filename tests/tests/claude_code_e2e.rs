@@ -35,9 +35,20 @@ fn tool(name: &str) -> String {
     format!("{PREFIX}{name}")
 }
 
+/// A `scratchpad` that notes each run's subcommand in `log` before it runs the real one.
+fn logging_scratchpad(dir: &Path, log: &Path) -> std::path::PathBuf {
+    let wrapper = dir.join("scratchpad-logged");
+    let script = format!("#!/bin/sh\necho \"$1\" >> {log:?}\nexec {:?} \"$@\"\n", scratchpad_binary());
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    wrapper
+}
+
 /// The plan is written through the plugin's MCP tool, injected on the next turn (in a new
 /// process, `--resume`), still injected after `/compact` when the history no longer holds the
-/// tool call, readable with `scratchpad show`, and invisible to another session.
+/// tool call, readable with `scratchpad show`, and invisible to another session. Every hook
+/// event but a session's start is answered by the plugin's running MCP server (`mcp_tool`
+/// hooks): `scratchpad hook` runs once per `claude` process.
 #[test]
 fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
     let dir = tempfile::tempdir().unwrap();
@@ -50,7 +61,9 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
         "compact_summary": "SUMMARY: the user asked for a plan.",
     });
     let model = Model::start("anthropic", dir.path(), &script);
-    let claude = claude(dir.path(), &model);
+    let mut claude = claude(dir.path(), &model);
+    let runs = dir.path().join("runs.log");
+    claude.scratchpad = Some(logging_scratchpad(dir.path(), &runs));
 
     let first = claude.prompt("SCRIPT:plan make a plan", None);
     let session = first["session_id"].as_str().expect("a session id").to_owned();
@@ -89,6 +102,12 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
     assert_ne!(other["session_id"], session.as_str());
     let last = model.turn_requests().pop().unwrap();
     assert!(!text_of(&last).contains("PLAN-MARKER-42"), "another session does not see the plan");
+
+    // Five `claude` processes: each started one MCP server and ran one SessionStart command;
+    // the prompts, the tool calls, the compaction and the turns' ends were served in-process.
+    let runs = std::fs::read_to_string(&runs).unwrap();
+    let count = |subcommand: &str| runs.lines().filter(|line| *line == subcommand).count();
+    assert_eq!((count("mcp"), count("hook")), (5, 5), "{runs}");
 }
 
 /// An append over the notes budget reaches the model as the component's refusal, and a large

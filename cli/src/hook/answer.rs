@@ -34,10 +34,10 @@ impl Answer {
     /// The event's `hookSpecificOutput`, if this answer has one.
     fn specific(&self, runtime: Runtime, event: &Event) -> Option<Value> {
         let name = match &event.kind {
-            Kind::SessionStart { .. } => "SessionStart",
-            Kind::UserPromptSubmit { .. } => "UserPromptSubmit",
-            Kind::PreToolUse { .. } => "PreToolUse",
-            Kind::PostToolUse { .. } => "PostToolUse",
+            Kind::SessionStart { .. }
+            | Kind::UserPromptSubmit { .. }
+            | Kind::PreToolUse { .. }
+            | Kind::PostToolUse { .. } => event.kind.name(),
             _ => return None,
         };
         let specific = match self {

@@ -55,6 +55,23 @@ pub(crate) enum Kind {
     Other { name: String },
 }
 
+impl Kind {
+    /// The event's name in the hook protocol.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Kind::SessionStart { .. } => "SessionStart",
+            Kind::UserPromptSubmit { .. } => "UserPromptSubmit",
+            Kind::PreToolUse { .. } => "PreToolUse",
+            Kind::PostToolUse { .. } => "PostToolUse",
+            Kind::PreCompact => "PreCompact",
+            Kind::PostCompact => "PostCompact",
+            Kind::Stop { .. } => "Stop",
+            Kind::SubagentStart { .. } => "SubagentStart",
+            Kind::Other { name } => name,
+        }
+    }
+}
+
 /// Parses `input` (one JSON object). `runtime` forces the runtime; without it, an event that
 /// carries `turn_id` is Codex's, any other Claude Code's.
 pub(crate) fn parse(input: &[u8], runtime: Option<Runtime>) -> Result<Event, String> {
@@ -62,39 +79,68 @@ pub(crate) fn parse(input: &[u8], runtime: Option<Runtime>) -> Result<Event, Str
     let Value::Object(fields) = value else {
         return Err("stdin is JSON but not an object".into());
     };
-    let name = text(&fields, "hook_event_name")?;
-    let session_id = text(&fields, "session_id")?;
+    from_fields(&fields, runtime)
+}
+
+/// The event a hook tool's arguments describe (`scratchpad mcp --hook-tool`): the hook input's
+/// fields as Claude Code's `mcp_tool` hooks interpolate them (`"${tool_input}"`), every value a
+/// string. An empty string is a field the event does not have (an empty `prompt` stays one);
+/// `tool_input` is JSON text and
+/// `tool_response` JSON text or, for a tool that answered a string, that string. A field sent
+/// with its JSON value instead is taken as it is.
+pub(crate) fn from_hook_tool(arguments: &Map<String, Value>) -> Result<Event, String> {
+    let mut fields = Map::new();
+    for (key, value) in arguments {
+        let value = match (key.as_str(), value) {
+            (key, Value::String(text)) if text.is_empty() && key != "prompt" => continue,
+            ("tool_input", Value::String(text)) => {
+                serde_json::from_str(text).map_err(|e| format!("`tool_input` is not JSON text: {e}"))?
+            }
+            ("tool_response", Value::String(text)) => {
+                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+            }
+            _ => value.clone(),
+        };
+        fields.insert(key.clone(), value);
+    }
+    from_fields(&fields, None)
+}
+
+/// The event of a hook input's `fields`.
+fn from_fields(fields: &Map<String, Value>, runtime: Option<Runtime>) -> Result<Event, String> {
+    let name = text(fields, "hook_event_name")?;
+    let session_id = text(fields, "session_id")?;
     if session_id.is_empty() {
         return Err("`session_id` is empty".into());
     }
-    let turn_id = optional_text(&fields, "turn_id")?;
+    let turn_id = optional_text(fields, "turn_id")?;
     let runtime = runtime.unwrap_or(if turn_id.is_some() { Runtime::Codex } else { Runtime::ClaudeCode });
-    let tool = || text(&fields, "tool_name");
-    let call_id = || optional_text(&fields, "tool_use_id");
+    let tool = || text(fields, "tool_name");
+    let call_id = || optional_text(fields, "tool_use_id");
     let kind = match name.as_str() {
         "SessionStart" => {
-            Kind::SessionStart { source: optional_text(&fields, "source")?.unwrap_or_else(|| "startup".into()) }
+            Kind::SessionStart { source: optional_text(fields, "source")?.unwrap_or_else(|| "startup".into()) }
         }
-        "UserPromptSubmit" => Kind::UserPromptSubmit { prompt: text(&fields, "prompt")? },
-        "PreToolUse" => Kind::PreToolUse { tool: tool()?, input: object(&fields, "tool_input")?, call_id: call_id()? },
+        "UserPromptSubmit" => Kind::UserPromptSubmit { prompt: text(fields, "prompt")? },
+        "PreToolUse" => Kind::PreToolUse { tool: tool()?, input: object(fields, "tool_input")?, call_id: call_id()? },
         "PostToolUse" => Kind::PostToolUse {
             tool: tool()?,
-            input: object(&fields, "tool_input")?,
+            input: object(fields, "tool_input")?,
             response: fields.get("tool_response").cloned().ok_or("`tool_response` is missing")?,
             call_id: call_id()?,
         },
         "PreCompact" => Kind::PreCompact,
         "PostCompact" => Kind::PostCompact,
-        "Stop" => Kind::Stop { last_message: optional_text(&fields, "last_assistant_message")? },
-        "SubagentStart" => Kind::SubagentStart { agent_id: optional_text(&fields, "agent_id")? },
+        "Stop" => Kind::Stop { last_message: optional_text(fields, "last_assistant_message")? },
+        "SubagentStart" => Kind::SubagentStart { agent_id: optional_text(fields, "agent_id")? },
         _ => Kind::Other { name: name.clone() },
     };
     Ok(Event {
         runtime,
         session_id,
         turn_id,
-        transcript_path: optional_text(&fields, "transcript_path")?,
-        permission_mode: optional_text(&fields, "permission_mode")?,
+        transcript_path: optional_text(fields, "transcript_path")?,
+        permission_mode: optional_text(fields, "permission_mode")?,
         kind,
     })
 }
@@ -169,5 +215,79 @@ mod tests {
     fn an_unknown_event_is_kept_by_name() {
         let event = parse(br#"{"session_id":"s","hook_event_name":"Notification","message":"m"}"#, None).unwrap();
         assert_eq!(event.kind, Kind::Other { name: "Notification".into() });
+    }
+
+    /// What Claude Code 2.1.331's `mcp_tool` hooks send for `"${field}"`, measured: strings,
+    /// objects as JSON text, an absent field as "".
+    fn interpolated(fields: Value) -> Map<String, Value> {
+        let Value::Object(fields) = fields else { unreachable!() };
+        fields
+    }
+
+    #[test]
+    fn a_hook_tools_interpolated_fields_are_the_event() {
+        use serde_json::json;
+        let post = from_hook_tool(&interpolated(json!({
+            "hook_event_name": "PostToolUse", "session_id": "s", "transcript_path": "/t.jsonl",
+            "tool_name": "mcp__logs__fetch_log", "tool_input": "{\"q\":{\"nested\":[1,\"two\"]}}",
+            "tool_use_id": "toolu_1", "tool_response": "[{\"type\":\"text\",\"text\":\"log\"}]",
+            "prompt": "", "source": "",
+        })))
+        .unwrap();
+        assert_eq!(post.runtime, Runtime::ClaudeCode);
+        assert_eq!(post.transcript_path.as_deref(), Some("/t.jsonl"));
+        assert_eq!(
+            post.kind,
+            Kind::PostToolUse {
+                tool: "mcp__logs__fetch_log".into(),
+                input: json!({"q": {"nested": [1, "two"]}}),
+                response: json!([{"type": "text", "text": "log"}]),
+                call_id: Some("toolu_1".into()),
+            }
+        );
+        // A tool that answered plain text: the text itself.
+        let plain = from_hook_tool(&interpolated(json!({
+            "hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "T", "tool_input": "{}",
+            "tool_response": "plain words",
+        })))
+        .unwrap();
+        assert!(matches!(plain.kind, Kind::PostToolUse { response: Value::String(ref t), .. } if t == "plain words"));
+        let stop = from_hook_tool(&interpolated(json!({
+            "hook_event_name": "Stop", "session_id": "s", "last_assistant_message": "", "transcript_path": "",
+        })))
+        .unwrap();
+        assert_eq!((stop.kind, stop.transcript_path), (Kind::Stop { last_message: None }, None));
+        let empty = from_hook_tool(&interpolated(json!({
+            "hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "",
+        })))
+        .unwrap();
+        assert_eq!(empty.kind, Kind::UserPromptSubmit { prompt: String::new() });
+        // Values sent as JSON values are taken as they are.
+        let typed = from_hook_tool(&interpolated(json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"},
+        })))
+        .unwrap();
+        assert!(matches!(typed.kind, Kind::PreToolUse { ref input, .. } if input == &json!({"command": "ls"})));
+    }
+
+    #[test]
+    fn a_hook_tools_bad_fields_name_what_is_wrong() {
+        use serde_json::json;
+        let cases = [
+            (json!({"hook_event_name": "Stop", "session_id": ""}), "`session_id` is missing"),
+            (
+                json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "T", "tool_input": "{"}),
+                "not JSON text",
+            ),
+            (
+                json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "T", "tool_input": "[1]"}),
+                "must be an object",
+            ),
+            (json!({"session_id": "s"}), "`hook_event_name` is missing"),
+        ];
+        for (fields, expected) in cases {
+            let error = from_hook_tool(&interpolated(fields)).unwrap_err();
+            assert!(error.contains(expected), "{error} vs {expected}");
+        }
     }
 }

@@ -3,10 +3,11 @@
 //! adopted: the mapping is written once over the parsed event (`event.rs`), and only the
 //! answer's shape depends on the runtime (`answer.rs`). docs/claude-code.md has the table.
 //!
-//! Every event is a fresh process on the same database, so the hook keeps the little the
+//! Every event is a fresh process on the same database, or a call to the hook tool of the
+//! running `scratchpad mcp --hook-tool` (`answer` serves both), so the hook keeps the little the
 //! protocol does not carry (the turn, each call's step, deferred warnings) in a ledger file
-//! (`ledger.rs`). A failure is one line on stderr and a non-blocking exit status (1, or 3 when
-//! a plugin failed): the agent's turn goes on. Bad input stores nothing.
+//! (`ledger.rs`) that both share. A failure is one line on stderr and a non-blocking exit status
+//! (1, or 3 when a plugin failed): the agent's turn goes on. Bad input stores nothing.
 
 mod answer;
 pub(crate) mod event;
@@ -25,6 +26,9 @@ use self::event::{Event, Kind, Runtime};
 use self::ledger::Ledger;
 use crate::names::ToolNames;
 
+/// The model's context window when the agent does not say (`--context-window`'s default).
+pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
+
 /// `scratchpad hook`'s options.
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct HookArgs {
@@ -36,7 +40,7 @@ pub(crate) struct HookArgs {
     #[arg(long, value_name = "PREFIX", default_value = "")]
     pub(crate) tool_prefix: String,
     /// The model's context window in tokens, for context-pressure plugins
-    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONTEXT_WINDOW)]
     pub(crate) context_window: u64,
 }
 
@@ -58,23 +62,39 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
     config.instance_allocation = InstanceAllocation::OnDemand;
     config.warm_instances = 0;
     config.hot_session_bytes = 0;
-    let ledger = ledger::path(&ledger::directory()?, &config.database.to_string(), &event.session_id);
     let host = Host::open(config).await?;
     let names = ToolNames::new(
         host.plugins().iter().flat_map(|p| p.tools.iter().map(|t| t.name.as_str())).collect::<Vec<_>>(),
         &args.tool_prefix,
     );
-    let hook = Hook { host, event, ledger, names, context_window: args.context_window };
-    let answer = hook.act().await?;
     // A plugin of another version than this binary: said once, where the user sees it.
-    let notice = match hook.event.kind {
+    let notice = match event.kind {
         Kind::SessionStart { .. } => crate::plugin_version::mismatch(),
         _ => None,
     };
-    if let Some(json) = answer.render(hook.event.runtime, &hook.event, notice.as_deref()) {
+    if let Some(json) = answer(host, names, event, args.context_window, notice.as_deref()).await? {
         println!("{json}");
     }
     Ok(())
+}
+
+/// Acts on `event` with `host` and renders the agent's answer (`None`: nothing to say), with
+/// `notice` for the user: what `scratchpad hook` prints, and what the hook tool of `scratchpad
+/// mcp --hook-tool` answers in-process. `names` are the tools as the agent shows them.
+pub(crate) async fn answer(
+    host: Host,
+    names: ToolNames,
+    event: Event,
+    context_window: u64,
+    notice: Option<&str>,
+) -> anyhow::Result<Option<String>> {
+    if let Kind::Other { .. } = event.kind {
+        return Ok(None);
+    }
+    let ledger = ledger::path(&ledger::directory()?, &host.database().to_string(), &event.session_id);
+    let hook = Hook { host, event, ledger, names, context_window };
+    let answer = hook.act().await?;
+    Ok(answer.render(hook.event.runtime, &hook.event, notice))
 }
 
 struct Hook {

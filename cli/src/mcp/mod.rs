@@ -6,7 +6,8 @@
 //! One concern per file: `server` (the MCP handler of one connection), `stdio` (the stdio
 //! front that answers bad input), `http`, `access` (token, Host, Origin), `batch` and `reply` (the
 //! HTTP transport), `watch` (resource subscriptions), `logging` (log notifications),
-//! `sampling` (checkpoints written by the client's model).
+//! `sampling` (checkpoints written by the client's model), `hook_tool` (agents' hook events
+//! answered in-process).
 
 // rmcp marks logging, sampling and resources/subscribe deprecated (SEP-2577: the 2026-07-28
 // protocol replaces them); every protocol version this server negotiates uses them.
@@ -14,6 +15,7 @@
 
 mod access;
 mod batch;
+mod hook_tool;
 mod http;
 pub(crate) mod logging;
 mod reply;
@@ -69,6 +71,11 @@ pub(crate) struct McpArgs {
     /// HTTP a client's session is its URL's
     #[arg(long, conflicts_with = "http")]
     pub(crate) codex_turns: bool,
+    /// Answer coding-agent hook events in this process, through the tool `hook` (not listed to
+    /// the model; Claude Code's `mcp_tool` hooks call it, docs/claude-code.md) instead of a
+    /// `scratchpad hook` process per event. Stdio only
+    #[arg(long, conflicts_with = "http")]
+    pub(crate) hook_tool: bool,
 }
 
 impl McpArgs {
@@ -105,6 +112,9 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
     let session = args.session()?;
     let host = Host::open(config).await?;
     let names = server::Names::new(&host, args.api_safe_names, &args.tool_prefix);
+    if args.hook_tool && names.offers(&host, hook_tool::NAME) {
+        anyhow::bail!("--hook-tool: a plugin's tool is offered as `{}` already", hook_tool::NAME);
+    }
     let guidance = names.text.rewrite(&server::open_session(&host, &session).await?);
     let shared = server::Shared {
         host: host.clone(),
@@ -115,6 +125,7 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         follow_turn: args.follow_turn,
         declared_tools: args.declared_tools,
         codex_turns: args.codex_turns,
+        hook_tool: args.hook_tool,
     };
     match args.http {
         None => stdio::serve(shared, session, guidance).await,

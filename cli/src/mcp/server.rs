@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) declared_tools: bool,
     /// Take each call's session and turn from Codex's turn metadata.
     pub(crate) codex_turns: bool,
+    /// Answer hook events through the unlisted tool `hook` (`hook_tool.rs`).
+    pub(crate) hook_tool: bool,
 }
 
 /// The turn Codex names in each `tools/call` (`_meta["x-codex-turn-metadata"]`; more fields are
@@ -82,6 +84,11 @@ impl Names {
     /// The name the client is offered for tool `name`.
     fn offered(&self, name: String) -> String {
         if self.api_safe { api_safe(&name) } else { name }
+    }
+
+    /// Whether one of `host`'s declared tools is offered as `name`.
+    pub(crate) fn offers(&self, host: &Host, name: &str) -> bool {
+        host.plugins().into_iter().flat_map(|p| p.tools).any(|t| self.offered(t.name) == name)
     }
 
     /// The component's name of the tool a client called `name`.
@@ -209,6 +216,9 @@ impl ServerHandler for Connection {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if self.shared.hook_tool && request.name == super::hook_tool::NAME {
+            return Ok(super::hook_tool::call(&self.shared, request.arguments.unwrap_or_default()).await.into());
+        }
         let named = match context.meta.get("scratchpad/turn") {
             Some(value) => Some(serde_json::from_value::<MetaTurn>(value.clone()).map_err(|e| {
                 McpError::invalid_params(

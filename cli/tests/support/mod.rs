@@ -44,10 +44,16 @@ pub struct Process {
 impl Process {
     /// Starts `scratchpad ARGS…`.
     pub fn start(args: &[&str]) -> Process {
+        let mut scratchpad = command();
+        scratchpad.args(args);
+        Process::spawn(scratchpad)
+    }
+
+    /// Starts `command` (a `scratchpad` from [`command`] with its arguments and environment).
+    pub fn spawn(mut command: Command) -> Process {
         use std::io::BufRead;
         use std::process::Stdio;
-        let mut child = command()
-            .args(args)
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -1,0 +1,44 @@
+//! The hook tool of `scratchpad mcp --hook-tool`: a coding agent's hook event answered by the
+//! server that is already running for the session, in-process, instead of by a `scratchpad
+//! hook` process per event. Claude Code's `mcp_tool` hooks call it with the event's fields as
+//! its arguments (`"${tool_input}"`: strings, see `hook::event::from_hook_tool`), and read its
+//! result's text as a hook's JSON output: what `scratchpad hook` prints for the same event.
+//!
+//! It is not in `tools/list`, so the model is never offered it. It is served on stdio only,
+//! where the client is the agent that started the server and may act on any of its sessions,
+//! as its hook commands may.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value};
+
+use super::server::Shared;
+use crate::hook::{self, DEFAULT_CONTEXT_WINDOW, event};
+
+/// The tool's name (`"tool": "hook"` in a hook's configuration).
+pub(crate) const NAME: &str = "hook";
+
+/// Answers the event `arguments` describe. A bad event or a failure is an error result (the
+/// agent reports it and goes on), never a protocol error; nothing is stored for a bad event.
+pub(crate) async fn call(shared: &Shared, arguments: Map<String, Value>) -> CallToolResult {
+    let size: usize = arguments.iter().map(|(key, value)| key.len() + value.as_str().map_or(0, str::len)).sum();
+    if size as u64 > event::MAX_INPUT_BYTES {
+        return failed(format!("bad hook event: over {} MiB", event::MAX_INPUT_BYTES >> 20));
+    }
+    let event = match event::from_hook_tool(&arguments) {
+        Ok(event) => event,
+        Err(error) => return failed(format!("bad hook event: {error}")),
+    };
+    let (name, session) = (event.kind.name().to_owned(), event.session_id.clone());
+    match hook::answer(shared.host.clone(), shared.names.text.clone(), event, DEFAULT_CONTEXT_WINDOW, None).await {
+        Ok(Some(json)) => CallToolResult::success(vec![ContentBlock::text(json)]),
+        Ok(None) => CallToolResult::success(Vec::new()),
+        Err(error) => {
+            tracing::warn!(%session, "hook event {name}: {error:#}");
+            failed(format!("{error:#}"))
+        }
+    }
+}
+
+fn failed(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
