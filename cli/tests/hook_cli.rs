@@ -14,7 +14,7 @@ const PREFIX: &str = "mcp__plugin_scratchpad_scratchpad__";
 
 /// Runs `scratchpad --db DB hook --tool-prefix PREFIX` with `input` on stdin.
 fn hook(dir: &Path, input: &[u8]) -> Output {
-    let mut child = support::command()
+    let child = support::command()
         .arg("--db")
         .arg(dir.join("s.db"))
         .args(["hook", "--tool-prefix", PREFIX])
@@ -24,6 +24,11 @@ fn hook(dir: &Path, input: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    with_stdin(child, input)
+}
+
+/// `child`'s output once `input` is written to its stdin and closed.
+fn with_stdin(mut child: std::process::Child, input: &[u8]) -> Output {
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
 }
@@ -85,6 +90,24 @@ fn a_session_gets_its_guidance_and_its_plan_under_the_names_the_model_sees() {
     let other =
         answer(dir.path(), json!({ "session_id": "cc-2", "hook_event_name": "UserPromptSubmit", "prompt": "go" }));
     assert!(!context(&other).contains("HOOK-PLAN"), "sessions are isolated");
+
+    // `--no-guidance`: the agent has the guidance from the MCP server's instructions.
+    let event = json!({ "session_id": "cc-3", "hook_event_name": "SessionStart", "source": "startup" });
+    let quiet = support::command()
+        .arg("--db")
+        .arg(&db)
+        .args(["hook", "--tool-prefix", PREFIX, "--no-guidance"])
+        .env("SCRATCHPAD_HOOK_STATE", dir.path().join("hooks"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = with_stdin(quiet, event.to_string().as_bytes());
+    assert!(output.status.success(), "{}", support::text(&output.stderr));
+    assert!(output.stdout.is_empty(), "no guidance, nothing else to say: {}", support::text(&output.stdout));
+    let created = support::run(&db, &["show", "cc-3"]);
+    assert!(created.status.success(), "the session was still created");
 }
 
 #[test]

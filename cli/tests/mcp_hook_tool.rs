@@ -138,6 +138,11 @@ fn the_hook_tool_answers_as_the_hook_command_would_and_shares_its_ledger() {
     let rewrite: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(rewrite["hookSpecificOutput"]["updatedInput"], json!({"command": "tail /var/log/app.log"}));
 
+    // After `/clear` the guidance is not added: the agent has it as this server's instructions.
+    let clear = json!({"hook_event_name": "SessionStart", "session_id": "cc-1", "source": "clear"});
+    let cleared = server.output(interpolated(&clear, &["hook_event_name", "session_id", "source", "transcript_path"]));
+    assert!(!context(&cleared).contains("## Session Scratchpad"), "{cleared:?}");
+
     // The turn ends (`Stop`, with the fields it lacks interpolated as ""): nothing to say.
     let stop = json!({"hook_event_name": "Stop", "session_id": "cc-1", "last_assistant_message": "done"});
     assert_eq!(

@@ -75,7 +75,11 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
         tool_names(&requests[0])
     );
     let seen = text_of(&requests[0]);
-    assert!(seen.contains("## Session Scratchpad"), "the guidance reached the model: {seen}");
+    assert_eq!(
+        seen.matches("## Session Scratchpad").count(),
+        1,
+        "the guidance reached the model once (the MCP server's instructions): {seen}"
+    );
     assert!(seen.contains(&format!("{PREFIX}session_scratchpad")), "it names the tool as the model sees it: {seen}");
     assert!(!seen.contains("session.scratchpad"), "and never by the component's name: {seen}");
 
@@ -243,6 +247,8 @@ fn the_plugin_installs_from_its_marketplace() {
     let dir = tempfile::tempdir().unwrap();
     let model = Model::start("anthropic", dir.path(), &json!({ "rules": [] }));
     let mut claude = claude(dir.path(), &model);
+    let runs = dir.path().join("runs.log");
+    claude.scratchpad = Some(logging_scratchpad(dir.path(), &runs));
     let marketplace = scratchpad_tests::runtimes::root().join("integrations/claude-code");
     claude.claude(&["plugin", "marketplace", "add", marketplace.to_str().unwrap()]);
     claude.claude(&["plugin", "install", "scratchpad@scratchpad"]);
@@ -250,5 +256,9 @@ fn the_plugin_installs_from_its_marketplace() {
     claude.prompt("hello", None);
     let first = model.turn_requests().remove(0);
     assert!(tool_names(&first).contains(&tool("session_scratchpad")), "{:?}", tool_names(&first));
-    assert!(text_of(&first).contains("## Session Scratchpad"), "the installed plugin's hooks ran");
+    assert!(text_of(&first).contains("## Session Scratchpad"), "the installed plugin's server gave its guidance");
+    let runs = std::fs::read_to_string(&runs).unwrap();
+    let mut started: Vec<&str> = runs.lines().collect();
+    started.sort_unstable();
+    assert_eq!(started, ["hook", "mcp"], "the installed plugin's server and its `SessionStart` hook ran");
 }

@@ -42,6 +42,20 @@ pub(crate) struct HookArgs {
     /// The model's context window in tokens, for context-pressure plugins
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONTEXT_WINDOW)]
     pub(crate) context_window: u64,
+    /// Leave the session guidance out of `SessionStart`'s answer: the agent has it from the MCP
+    /// server's instructions (Claude Code puts them in the system prompt)
+    #[arg(long)]
+    pub(crate) no_guidance: bool,
+}
+
+/// How events are answered, besides what each event says.
+pub(crate) struct Answering {
+    /// The tools as the agent shows them.
+    pub(crate) names: ToolNames,
+    /// The model's context window in tokens.
+    pub(crate) context_window: u64,
+    /// Add the session guidance at `SessionStart`.
+    pub(crate) guidance: bool,
 }
 
 /// Reads one event from stdin, acts on it and prints the answer.
@@ -72,7 +86,8 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
         Kind::SessionStart { .. } => crate::plugin_version::mismatch(),
         _ => None,
     };
-    if let Some(json) = answer(host, names, event, args.context_window, notice.as_deref()).await? {
+    let answering = Answering { names, context_window: args.context_window, guidance: !args.no_guidance };
+    if let Some(json) = answer(host, &answering, event, notice.as_deref()).await? {
         println!("{json}");
     }
     Ok(())
@@ -80,38 +95,39 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
 
 /// Acts on `event` with `host` and renders the agent's answer (`None`: nothing to say), with
 /// `notice` for the user: what `scratchpad hook` prints, and what the hook tool of `scratchpad
-/// mcp --hook-tool` answers in-process. `names` are the tools as the agent shows them.
+/// mcp --hook-tool` answers in-process.
 pub(crate) async fn answer(
     host: Host,
-    names: ToolNames,
+    answering: &Answering,
     event: Event,
-    context_window: u64,
     notice: Option<&str>,
 ) -> anyhow::Result<Option<String>> {
     if let Kind::Other { .. } = event.kind {
         return Ok(None);
     }
     let ledger = ledger::path(&ledger::directory()?, &host.database().to_string(), &event.session_id);
-    let hook = Hook { host, event, ledger, names, context_window };
+    let hook = Hook { host, event, ledger, answering };
     let answer = hook.act().await?;
     Ok(answer.render(hook.event.runtime, &hook.event, notice))
 }
 
-struct Hook {
+struct Hook<'a> {
     host: Host,
     event: Event,
     ledger: std::path::PathBuf,
-    names: ToolNames,
-    context_window: u64,
+    answering: &'a Answering,
 }
 
-impl Hook {
+impl Hook<'_> {
     async fn act(&self) -> anyhow::Result<Answer> {
         let session = self.event.session_id.as_str();
         match &self.event.kind {
             Kind::SessionStart { source } => {
                 let guidance = crate::sessions::open(&self.host, session).await?;
-                let mut parts: Vec<String> = guidance.into_iter().map(|i| i.text).collect();
+                let mut parts: Vec<String> = match self.answering.guidance {
+                    true => guidance.into_iter().map(|i| i.text).collect(),
+                    false => Vec::new(),
+                };
                 if source == "compact" || source == "resume" {
                     let turn = self.turn()?;
                     if source == "compact" {
@@ -123,7 +139,7 @@ impl Hook {
                     parts.extend(ordered(&prompt.injections));
                 }
                 parts.extend(self.take_pending()?);
-                Ok(Answer::Context(self.names.rewrite(&join(parts))))
+                Ok(Answer::Context(self.answering.names.rewrite(&join(parts))))
             }
             Kind::UserPromptSubmit { prompt } => {
                 let turn_id = self.event.turn_id.clone().unwrap_or_else(new_turn_id);
@@ -136,11 +152,11 @@ impl Hook {
                 // compaction); the agent keeps added context in its history, so it is not
                 // repeated every turn.
                 parts.extend(ordered(&prompt.injections).filter(|text| !guidance.iter().any(|g| g.text == *text)));
-                Ok(Answer::Context(self.names.rewrite(&join(parts))))
+                Ok(Answer::Context(self.answering.names.rewrite(&join(parts))))
             }
             Kind::PreToolUse { tool, input, call_id } => {
                 let (turn, step) = self.step(call_id.as_deref())?;
-                let name = self.names.component(tool).unwrap_or(tool);
+                let name = self.answering.names.component(tool).unwrap_or(tool);
                 let arguments = input.to_string();
                 match self.host.before_tool_call(&turn, &ToolCall::new(name, arguments.as_str(), step)).await {
                     Ok(rewritten) if rewritten == arguments => Ok(Answer::Nothing),
@@ -150,19 +166,21 @@ impl Hook {
                         _ => bail!("a plugin rewrote the arguments of `{tool}` to something that is not a JSON object"),
                     },
                     Err(Error::Tool { plugin, error, .. }) => {
-                        Ok(Answer::Deny(self.names.rewrite(&format!("{plugin}: {}", error.message))))
+                        Ok(Answer::Deny(self.answering.names.rewrite(&format!("{plugin}: {}", error.message))))
                     }
                     Err(other) => Err(other.into()),
                 }
             }
             Kind::PostToolUse { tool, input, response, call_id } => {
                 let (turn, step) = self.step(call_id.as_deref())?;
-                let name = self.names.component(tool).unwrap_or(tool);
+                let name = self.answering.names.component(tool).unwrap_or(tool);
                 let observation = Observation::text(result_text(response)).with_metadata(input.clone());
                 let call = ToolCall::new(name, input.to_string(), step);
                 let view = self.host.after_tool_result(&turn, &call, &observation).await?;
                 Ok(match view.replacement {
-                    Some(text) => Answer::Replace { text: self.names.rewrite(&text), mcp: tool.starts_with("mcp__") },
+                    Some(text) => {
+                        Answer::Replace { text: self.answering.names.rewrite(&text), mcp: tool.starts_with("mcp__") }
+                    }
                     None => Answer::Nothing,
                 })
             }
@@ -227,7 +245,7 @@ impl Hook {
     fn with_tokens(&self, turn: TurnContext) -> TurnContext {
         let used = self.event.transcript_path.as_deref().and_then(|p| transcript::read(Path::new(p)).context_tokens);
         match used {
-            Some(used) => turn.with_tokens(used, self.context_window),
+            Some(used) => turn.with_tokens(used, self.answering.context_window),
             None => turn,
         }
     }

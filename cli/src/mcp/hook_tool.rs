@@ -29,7 +29,10 @@ pub(crate) async fn call(shared: &Shared, arguments: Map<String, Value>) -> Call
         Err(error) => return failed(format!("bad hook event: {error}")),
     };
     let (name, session) = (event.kind.name().to_owned(), event.session_id.clone());
-    match hook::answer(shared.host.clone(), shared.names.text.clone(), event, DEFAULT_CONTEXT_WINDOW, None).await {
+    // The session guidance is this server's instructions: the agent has it already.
+    let answering =
+        hook::Answering { names: shared.names.text.clone(), context_window: DEFAULT_CONTEXT_WINDOW, guidance: false };
+    match hook::answer(shared.host.clone(), &answering, event, None).await {
         Ok(Some(json)) => CallToolResult::success(vec![ContentBlock::text(json)]),
         Ok(None) => CallToolResult::success(Vec::new()),
         Err(error) => {
