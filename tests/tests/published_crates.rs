@@ -6,10 +6,11 @@
 //! of the pinned toolchain (hard links) without any `lib/rustlib/wasm32-*`, run directly, with
 //! no rustup proxy on `PATH` that could reach another one.
 //!
-//! The builds go to the workspace's target directory (see [`PROFILE`]), so a second run reuses
-//! the first's; the toolchain copy is kept in `target/published/`. The unpacked crates, the
-//! consumer and the install are made fresh each run in a temporary directory outside the
-//! repository (whose workspace would otherwise claim the unpacked crates).
+//! The builds share one target directory, `target/published/build` (see [`PROFILE`]), so the
+//! install reuses what the consumer built and a second run reuses the first's; the toolchain
+//! copy is kept in `target/published/`. The unpacked crates, the consumer and the install are
+//! made fresh each run in a temporary directory outside the repository (whose workspace would
+//! otherwise claim the unpacked crates).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,7 +52,10 @@ fn the_packaged_crates_build_and_run_outside_the_repository_with_no_wasm_target(
     let crates = package_and_unpack(&work, outside.path());
     let unpacked = |name: &str| crates.join(format!("{name}-{VERSION}"));
     let toolchain = native_only_toolchain(&work);
-    let target_dir = root().join("target");
+    // A target directory of their own: `cargo install` leaves its binary in the target
+    // directory's `debug/` too, where it would replace the workspace's `scratchpad` that later
+    // tests run (and which, unlike this one, has optimised dependencies).
+    let target_dir = work.join("build");
 
     // A fresh binary crate depending on `scratchpad-host = "0.1"`, its dependencies at the
     // versions this workspace locks: the embedding example.
