@@ -14,21 +14,22 @@ const PREFIX: &str = "mcp__plugin_scratchpad_scratchpad__";
 
 /// Runs `scratchpad --db DB hook --tool-prefix PREFIX` with `input` on stdin.
 fn hook(dir: &Path, input: &[u8]) -> Output {
-    let child = support::command()
+    hook_with(dir, &[], input)
+}
+
+/// [`hook`] with more options.
+fn hook_with(dir: &Path, options: &[&str], input: &[u8]) -> Output {
+    let mut child = support::command()
         .arg("--db")
         .arg(dir.join("s.db"))
         .args(["hook", "--tool-prefix", PREFIX])
+        .args(options)
         .env("SCRATCHPAD_HOOK_STATE", dir.join("hooks"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    with_stdin(child, input)
-}
-
-/// `child`'s output once `input` is written to its stdin and closed.
-fn with_stdin(mut child: std::process::Child, input: &[u8]) -> Output {
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
 }
@@ -93,21 +94,24 @@ fn a_session_gets_its_guidance_and_its_plan_under_the_names_the_model_sees() {
 
     // `--no-guidance`: the agent has the guidance from the MCP server's instructions.
     let event = json!({ "session_id": "cc-3", "hook_event_name": "SessionStart", "source": "startup" });
-    let quiet = support::command()
-        .arg("--db")
-        .arg(&db)
-        .args(["hook", "--tool-prefix", PREFIX, "--no-guidance"])
-        .env("SCRATCHPAD_HOOK_STATE", dir.path().join("hooks"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let output = with_stdin(quiet, event.to_string().as_bytes());
+    let output = hook_with(dir.path(), &["--no-guidance"], event.to_string().as_bytes());
     assert!(output.status.success(), "{}", support::text(&output.stderr));
     assert!(output.stdout.is_empty(), "no guidance, nothing else to say: {}", support::text(&output.stdout));
     let created = support::run(&db, &["show", "cc-3"]);
     assert!(created.status.success(), "the session was still created");
+
+    // On resume the scratchpad comes back at once; the guidance once (with it) or not at all.
+    let set =
+        support::run(&db, &["call", "cc-3", "session.scratchpad", r#"{"action":"set_plan","content":"1. RESUMED"}"#]);
+    assert!(set.status.success());
+    let resume = json!({ "session_id": "cc-3", "hook_event_name": "SessionStart", "source": "resume" });
+    let with_guidance = context(&answer(dir.path(), resume.clone()));
+    assert!(with_guidance.contains("1. RESUMED"), "{with_guidance}");
+    assert_eq!(with_guidance.matches("## Session Scratchpad").count(), 1, "{with_guidance}");
+    let output = hook_with(dir.path(), &["--no-guidance"], resume.to_string().as_bytes());
+    let without: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let without = context(&Some(without));
+    assert!(without.contains("1. RESUMED") && !without.contains("## Session Scratchpad"), "{without}");
 }
 
 #[test]

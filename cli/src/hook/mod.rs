@@ -125,7 +125,7 @@ impl Hook<'_> {
             Kind::SessionStart { source } => {
                 let guidance = crate::sessions::open(&self.host, session).await?;
                 let mut parts: Vec<String> = match self.answering.guidance {
-                    true => guidance.into_iter().map(|i| i.text).collect(),
+                    true => guidance.iter().map(|i| i.text.clone()).collect(),
                     false => Vec::new(),
                 };
                 if source == "compact" || source == "resume" {
@@ -134,9 +134,9 @@ impl Hook<'_> {
                         self.end_compaction(&turn).await?;
                     }
                     // After a compaction the model may go on without a new prompt: the
-                    // scratchpad comes with the guidance.
+                    // scratchpad comes at once (the guidance, once, above or elsewhere).
                     let prompt = self.host.before_query(&self.with_tokens(turn), "").await?;
-                    parts.extend(ordered(&prompt.injections));
+                    parts.extend(besides(&prompt.injections, &guidance));
                 }
                 parts.extend(self.take_pending()?);
                 Ok(Answer::Context(self.answering.names.rewrite(&join(parts))))
@@ -151,7 +151,7 @@ impl Hook<'_> {
                 // The standing guidance went with SessionStart (and goes again after each
                 // compaction); the agent keeps added context in its history, so it is not
                 // repeated every turn.
-                parts.extend(ordered(&prompt.injections).filter(|text| !guidance.iter().any(|g| g.text == *text)));
+                parts.extend(besides(&prompt.injections, &guidance));
                 Ok(Answer::Context(self.answering.names.rewrite(&join(parts))))
             }
             Kind::PreToolUse { tool, input, call_id } => {
@@ -263,6 +263,14 @@ fn ordered(injections: &[scratchpad_host::Injection]) -> impl Iterator<Item = St
         .into_iter()
         .flat_map(move |placement| injections.iter().filter(move |i| i.placement == placement))
         .map(|i| i.text.clone())
+}
+
+/// The texts of `injections` in prompt order, except the standing `guidance`.
+fn besides<'a>(
+    injections: &'a [scratchpad_host::Injection],
+    guidance: &'a [scratchpad_host::Injection],
+) -> impl Iterator<Item = String> + 'a {
+    ordered(injections).filter(|text| !guidance.iter().any(|g| g.text == *text))
 }
 
 fn join(parts: Vec<String>) -> String {
