@@ -13,6 +13,9 @@ use scratchpad_tests::big_log;
 use serde_json::{Value, json};
 
 const PLAN: &str = "1. PLAN-MARKER-42: fix the parser\n2. add a test";
+/// The plan as the scratchpad block injects it (the history's `set_plan` call holds the plan
+/// without its heading).
+const INJECTED_PLAN: &str = "## Plan\n1. PLAN-MARKER-42";
 
 fn claude(dir: &Path, model: &Model) -> Claude {
     let (binary, path) = harness::install();
@@ -86,7 +89,7 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
     let second = claude.prompt("SCRIPT:next continue", Some(&session));
     assert_eq!(second["session_id"], session.as_str());
     let last = model.turn_requests().pop().unwrap();
-    assert!(text_of(&last).contains("PLAN-MARKER-42"), "the plan is injected on the next turn");
+    assert!(text_of(&last).contains(INJECTED_PLAN), "the plan is injected on the next turn");
 
     let compacted = claude.run("/compact", Some(&session));
     assert!(compacted.status.success(), "{}", String::from_utf8_lossy(&compacted.stderr));
@@ -97,7 +100,7 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
         !tool_uses(&last).iter().any(|u| u["name"] == tool("session_scratchpad").as_str()),
         "the compacted history no longer holds the tool call"
     );
-    assert!(text_of(&last).contains("PLAN-MARKER-42"), "the plan is still injected after compaction");
+    assert!(text_of(&last).contains(INJECTED_PLAN), "the plan is still injected after compaction");
     let shown = claude.show(&session);
     assert!(shown.to_string().contains("PLAN-MARKER-42"), "`scratchpad show` sees what the model wrote: {shown}");
     assert_eq!(shown["session"]["compaction_count"], 1, "the compaction was counted once: {shown}");
@@ -237,7 +240,7 @@ fn the_agent_sdk_example_runs_the_plugin() {
     assert!(claude.show(&session).to_string().contains("PLAN-MARKER-42"));
     run("SCRIPT:next continue", Some(&session));
     let last = model.turn_requests().pop().unwrap();
-    assert!(text_of(&last).contains("PLAN-MARKER-42"), "the plan is injected in the resumed query");
+    assert!(text_of(&last).contains(INJECTED_PLAN), "the plan is injected in the resumed query");
 }
 
 /// A user installs the plugin from its marketplace (the directory, offline) in two commands and
