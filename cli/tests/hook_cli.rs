@@ -2,9 +2,8 @@
 //! events here are the shapes Claude Code 2.1.331 and Codex 0.169.0 send (the end-to-end tests
 //! in `tests/tests/claude_code_e2e.rs` run the real Claude Code).
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -14,24 +13,7 @@ const PREFIX: &str = "mcp__plugin_scratchpad_scratchpad__";
 
 /// Runs `scratchpad --db DB hook --tool-prefix PREFIX` with `input` on stdin.
 fn hook(dir: &Path, input: &[u8]) -> Output {
-    hook_with(dir, &[], input)
-}
-
-/// [`hook`] with more options.
-fn hook_with(dir: &Path, options: &[&str], input: &[u8]) -> Output {
-    let mut child = support::command()
-        .arg("--db")
-        .arg(dir.join("s.db"))
-        .args(["hook", "--tool-prefix", PREFIX])
-        .args(options)
-        .env("SCRATCHPAD_HOOK_STATE", dir.join("hooks"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
+    support::hook(dir, PREFIX, &[], &[], input)
 }
 
 /// The hook's answer to `event`, which must succeed.
@@ -94,7 +76,7 @@ fn a_session_gets_its_guidance_and_its_plan_under_the_names_the_model_sees() {
 
     // `--no-guidance`: the agent has the guidance from the MCP server's instructions.
     let event = json!({ "session_id": "cc-3", "hook_event_name": "SessionStart", "source": "startup" });
-    let output = hook_with(dir.path(), &["--no-guidance"], event.to_string().as_bytes());
+    let output = support::hook(dir.path(), PREFIX, &["--no-guidance"], &[], event.to_string().as_bytes());
     assert!(output.status.success(), "{}", support::text(&output.stderr));
     assert!(output.stdout.is_empty(), "no guidance, nothing else to say: {}", support::text(&output.stdout));
     let created = support::run(&db, &["show", "cc-3"]);
@@ -108,7 +90,7 @@ fn a_session_gets_its_guidance_and_its_plan_under_the_names_the_model_sees() {
     let with_guidance = context(&answer(dir.path(), resume.clone()));
     assert!(with_guidance.contains("1. RESUMED"), "{with_guidance}");
     assert_eq!(with_guidance.matches("## Session Scratchpad").count(), 1, "{with_guidance}");
-    let output = hook_with(dir.path(), &["--no-guidance"], resume.to_string().as_bytes());
+    let output = support::hook(dir.path(), PREFIX, &["--no-guidance"], &[], resume.to_string().as_bytes());
     let without: Value = serde_json::from_slice(&output.stdout).unwrap();
     let without = context(&Some(without));
     assert!(without.contains("1. RESUMED") && !without.contains("## Session Scratchpad"), "{without}");
@@ -168,19 +150,14 @@ fn a_plugin_of_another_version_is_named_once_at_session_start() {
     let dir = tempfile::tempdir().unwrap();
     let start = |version: &str| {
         let event = json!({ "session_id": "cc-v", "hook_event_name": "SessionStart", "source": "startup" });
-        let mut child = support::command()
-            .arg("--db")
-            .arg(dir.path().join("s.db"))
-            .args(["hook", "--tool-prefix", PREFIX])
-            .env("SCRATCHPAD_HOOK_STATE", dir.path().join("hooks"))
-            .env("SCRATCHPAD_PLUGIN_VERSION", version)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success());
+        let output = support::hook(
+            dir.path(),
+            PREFIX,
+            &[],
+            &[("SCRATCHPAD_PLUGIN_VERSION", version)],
+            event.to_string().as_bytes(),
+        );
+        assert!(output.status.success(), "{}", support::text(&output.stderr));
         serde_json::from_slice::<Value>(&output.stdout).unwrap()
     };
     let other = start("0.0.1");

@@ -3,9 +3,7 @@
 //! its JSON text, an absent field as ""). The answers are `scratchpad hook`'s, and the two share
 //! the session's ledger. The real Claude Code drives it in `tests/tests/claude_code_e2e.rs`.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -122,26 +120,18 @@ fn the_hook_tool_answers_as_the_hook_command_would_and_shares_its_ledger() {
     // continues from the tool's (`{{step1.path}}` is the offloaded call's path).
     let event = json!({"session_id": "cc-1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": "tail {{step1.path}}"}, "tool_use_id": "call-2"});
-    let mut hook = support::command()
-        .arg("--db")
-        .arg(dir.path().join("s.db"))
-        .args(["hook", "--tool-prefix", PREFIX])
-        .env("SCRATCHPAD_HOOK_STATE", dir.path().join("hooks"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    hook.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
-    let output = hook.wait_with_output().unwrap();
+    let output = support::hook(dir.path(), PREFIX, &[], &[], event.to_string().as_bytes());
     assert!(output.status.success(), "{}", support::text(&output.stderr));
     let rewrite: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(rewrite["hookSpecificOutput"]["updatedInput"], json!({"command": "tail /var/log/app.log"}));
 
-    // After `/clear` the guidance is not added: the agent has it as this server's instructions.
-    let clear = json!({"hook_event_name": "SessionStart", "session_id": "cc-1", "source": "clear"});
-    let cleared = server.output(interpolated(&clear, &["hook_event_name", "session_id", "source", "transcript_path"]));
-    assert!(!context(&cleared).contains("## Session Scratchpad"), "{cleared:?}");
+    // After a compaction the scratchpad comes back at once, without the guidance: the agent has
+    // it as this server's instructions.
+    let compact = json!({"hook_event_name": "SessionStart", "session_id": "cc-1", "source": "compact"});
+    let back = context(
+        &server.output(interpolated(&compact, &["hook_event_name", "session_id", "source", "transcript_path"])),
+    );
+    assert!(back.contains("1. TOOL-PLAN") && !back.contains("## Session Scratchpad"), "{back}");
 
     // The turn ends (`Stop`, with the fields it lacks interpolated as ""): nothing to say.
     let stop = json!({"hook_event_name": "Stop", "session_id": "cc-1", "last_assistant_message": "done"});

@@ -85,25 +85,33 @@ pub(crate) fn parse(input: &[u8], runtime: Option<Runtime>) -> Result<Event, Str
 /// The event a hook tool's arguments describe (`scratchpad mcp --hook-tool`): the hook input's
 /// fields as Claude Code's `mcp_tool` hooks interpolate them (`"${tool_input}"`), every value a
 /// string. An empty string is a field the event does not have (an empty `prompt` stays one);
-/// `tool_input` is JSON text and
-/// `tool_response` JSON text or, for a tool that answered a string, that string. A field sent
-/// with its JSON value instead is taken as it is.
-pub(crate) fn from_hook_tool(arguments: &Map<String, Value>) -> Result<Event, String> {
+/// `tool_input` is JSON text and `tool_response` JSON text or, for a tool that answered a
+/// string, that string. A field sent with its JSON value instead is taken as it is.
+pub(crate) fn from_hook_tool(arguments: Map<String, Value>) -> Result<Event, String> {
     let mut fields = Map::new();
     for (key, value) in arguments {
         let value = match (key.as_str(), value) {
             (key, Value::String(text)) if text.is_empty() && key != "prompt" => continue,
             ("tool_input", Value::String(text)) => {
-                serde_json::from_str(text).map_err(|e| format!("`tool_input` is not JSON text: {e}"))?
+                serde_json::from_str(&text).map_err(|e| format!("`tool_input` is not JSON text: {e}"))?
             }
-            ("tool_response", Value::String(text)) => {
-                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
-            }
-            _ => value.clone(),
+            ("tool_response", Value::String(text)) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            (_, value) => value,
         };
-        fields.insert(key.clone(), value);
+        fields.insert(key, value);
     }
     from_fields(&fields, None)
+}
+
+/// About how many bytes `value` takes as JSON: its strings' and keys' lengths, 8 for anything
+/// else (a bound on an event that did not come as text).
+pub(crate) fn size(value: &Value) -> usize {
+    match value {
+        Value::String(text) => text.len(),
+        Value::Array(items) => items.iter().map(size).sum(),
+        Value::Object(fields) => fields.iter().map(|(key, value)| key.len() + size(value)).sum(),
+        _ => 8,
+    }
 }
 
 /// The event of a hook input's `fields`.
@@ -227,7 +235,7 @@ mod tests {
     #[test]
     fn a_hook_tools_interpolated_fields_are_the_event() {
         use serde_json::json;
-        let post = from_hook_tool(&interpolated(json!({
+        let post = from_hook_tool(interpolated(json!({
             "hook_event_name": "PostToolUse", "session_id": "s", "transcript_path": "/t.jsonl",
             "tool_name": "mcp__logs__fetch_log", "tool_input": "{\"q\":{\"nested\":[1,\"two\"]}}",
             "tool_use_id": "toolu_1", "tool_response": "[{\"type\":\"text\",\"text\":\"log\"}]",
@@ -246,24 +254,24 @@ mod tests {
             }
         );
         // A tool that answered plain text: the text itself.
-        let plain = from_hook_tool(&interpolated(json!({
+        let plain = from_hook_tool(interpolated(json!({
             "hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "T", "tool_input": "{}",
             "tool_response": "plain words",
         })))
         .unwrap();
         assert!(matches!(plain.kind, Kind::PostToolUse { response: Value::String(ref t), .. } if t == "plain words"));
-        let stop = from_hook_tool(&interpolated(json!({
+        let stop = from_hook_tool(interpolated(json!({
             "hook_event_name": "Stop", "session_id": "s", "last_assistant_message": "", "transcript_path": "",
         })))
         .unwrap();
         assert_eq!((stop.kind, stop.transcript_path), (Kind::Stop { last_message: None }, None));
-        let empty = from_hook_tool(&interpolated(json!({
+        let empty = from_hook_tool(interpolated(json!({
             "hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "",
         })))
         .unwrap();
         assert_eq!(empty.kind, Kind::UserPromptSubmit { prompt: String::new() });
         // Values sent as JSON values are taken as they are.
-        let typed = from_hook_tool(&interpolated(json!({
+        let typed = from_hook_tool(interpolated(json!({
             "hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"},
         })))
         .unwrap();
@@ -286,7 +294,7 @@ mod tests {
             (json!({"session_id": "s"}), "`hook_event_name` is missing"),
         ];
         for (fields, expected) in cases {
-            let error = from_hook_tool(&interpolated(fields)).unwrap_err();
+            let error = from_hook_tool(interpolated(fields)).unwrap_err();
             assert!(error.contains(expected), "{error} vs {expected}");
         }
     }

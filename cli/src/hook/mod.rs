@@ -49,6 +49,7 @@ pub(crate) struct HookArgs {
 }
 
 /// How events are answered, besides what each event says.
+#[derive(Clone)]
 pub(crate) struct Answering {
     /// The tools as the agent shows them.
     pub(crate) names: ToolNames,
@@ -148,8 +149,8 @@ impl Hook<'_> {
                 let turn = self.with_tokens(TurnContext::new(session, &turn_id));
                 let prompt = self.host.before_query(&turn, prompt).await?;
                 let mut parts = self.take_pending()?;
-                // The standing guidance went with SessionStart (and goes again after each
-                // compaction); the agent keeps added context in its history, so it is not
+                // The standing guidance goes once, with SessionStart (or as the MCP server's
+                // instructions); the agent keeps added context in its history, so it is not
                 // repeated every turn.
                 parts.extend(besides(&prompt.injections, &guidance));
                 Ok(Answer::Context(self.answering.names.rewrite(&join(parts))))

@@ -12,27 +12,31 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::server::Shared;
-use crate::hook::{self, DEFAULT_CONTEXT_WINDOW, event};
+use crate::hook::{self, Answering, DEFAULT_CONTEXT_WINDOW, event};
+use crate::names::ToolNames;
 
 /// The tool's name (`"tool": "hook"` in a hook's configuration).
 pub(crate) const NAME: &str = "hook";
 
+/// How the tool answers: under the names the client shows the tools, and without the session
+/// guidance, which is this server's instructions (the agent has it already).
+pub(crate) fn answering(names: ToolNames) -> Answering {
+    Answering { names, context_window: DEFAULT_CONTEXT_WINDOW, guidance: false }
+}
+
 /// Answers the event `arguments` describe. A bad event or a failure is an error result (the
 /// agent reports it and goes on), never a protocol error; nothing is stored for a bad event.
-pub(crate) async fn call(shared: &Shared, arguments: Map<String, Value>) -> CallToolResult {
-    let size: usize = arguments.iter().map(|(key, value)| key.len() + value.as_str().map_or(0, str::len)).sum();
+pub(crate) async fn call(shared: &Shared, answering: &Answering, arguments: Map<String, Value>) -> CallToolResult {
+    let size: usize = arguments.iter().map(|(key, value)| key.len() + event::size(value)).sum();
     if size as u64 > event::MAX_INPUT_BYTES {
         return failed(format!("bad hook event: over {} MiB", event::MAX_INPUT_BYTES >> 20));
     }
-    let event = match event::from_hook_tool(&arguments) {
+    let event = match event::from_hook_tool(arguments) {
         Ok(event) => event,
         Err(error) => return failed(format!("bad hook event: {error}")),
     };
     let (name, session) = (event.kind.name().to_owned(), event.session_id.clone());
-    // The session guidance is this server's instructions: the agent has it already.
-    let answering =
-        hook::Answering { names: shared.names.text.clone(), context_window: DEFAULT_CONTEXT_WINDOW, guidance: false };
-    match hook::answer(shared.host.clone(), &answering, event, None).await {
+    match hook::answer(shared.host.clone(), answering, event, None).await {
         Ok(Some(json)) => CallToolResult::success(vec![ContentBlock::text(json)]),
         Ok(None) => CallToolResult::success(Vec::new()),
         Err(error) => {

@@ -116,6 +116,7 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         anyhow::bail!("--hook-tool: a plugin's tool is offered as `{}` already", hook_tool::NAME);
     }
     let guidance = names.text.rewrite(&server::open_session(&host, &session).await?);
+    let hook_tool = args.hook_tool.then(|| hook_tool::answering(names.text.clone()));
     let shared = server::Shared {
         host: host.clone(),
         sampling: clients,
@@ -125,7 +126,7 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         follow_turn: args.follow_turn,
         declared_tools: args.declared_tools,
         codex_turns: args.codex_turns,
-        hook_tool: args.hook_tool,
+        hook_tool,
     };
     match args.http {
         None => stdio::serve(shared, session, guidance).await,

@@ -47,8 +47,9 @@ pub(crate) struct Shared {
     pub(crate) declared_tools: bool,
     /// Take each call's session and turn from Codex's turn metadata.
     pub(crate) codex_turns: bool,
-    /// Answer hook events through the unlisted tool `hook` (`hook_tool.rs`).
-    pub(crate) hook_tool: bool,
+    /// How hook events are answered through the unlisted tool `hook`, when it is served
+    /// (`hook_tool.rs`).
+    pub(crate) hook_tool: Option<crate::hook::Answering>,
 }
 
 /// The turn Codex names in each `tools/call` (`_meta["x-codex-turn-metadata"]`; more fields are
@@ -216,8 +217,11 @@ impl ServerHandler for Connection {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if self.shared.hook_tool && request.name == super::hook_tool::NAME {
-            return Ok(super::hook_tool::call(&self.shared, request.arguments.unwrap_or_default()).await.into());
+        if let Some(answering) = &self.shared.hook_tool
+            && request.name == super::hook_tool::NAME
+        {
+            let arguments = request.arguments.unwrap_or_default();
+            return Ok(super::hook_tool::call(&self.shared, answering, arguments).await.into());
         }
         let named = match context.meta.get("scratchpad/turn") {
             Some(value) => Some(serde_json::from_value::<MetaTurn>(value.clone()).map_err(|e| {

@@ -32,6 +32,27 @@ pub fn json_of(output: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", text(&output.stdout)))
 }
 
+/// Runs `scratchpad --db DIR/s.db hook --tool-prefix PREFIX OPTIONS…` with `input` on stdin,
+/// its ledger in `DIR/hooks` and the variables `env`, as a coding agent runs it for one event.
+pub fn hook(dir: &std::path::Path, prefix: &str, options: &[&str], env: &[(&str, &str)], input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command()
+        .arg("--db")
+        .arg(dir.join("s.db"))
+        .args(["hook", "--tool-prefix", prefix])
+        .args(options)
+        .env("SCRATCHPAD_HOOK_STATE", dir.join("hooks"))
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// A long-running `scratchpad` (a `serve` or `mcp` process on stdio) that a test writes raw
 /// bytes to, with its stdout read on a thread so that a missing answer fails the test after a
 /// while instead of hanging it. Killed when dropped.
