@@ -1,10 +1,11 @@
-"""A scripted OpenAI Chat Completions API on 127.0.0.1 for the opencode end-to-end tests
-(stdlib only): the one scripted part of those tests. opencode talks to it through a custom
-provider (`@ai-sdk/openai-compatible` with its `baseURL`). The script and its rules: `rules.py`.
+"""A scripted OpenAI Chat Completions API on 127.0.0.1 for the opencode end-to-end tests and
+the Node package's AI SDK tests (stdlib only): the one scripted part of those tests. Both talk
+to it through `@ai-sdk/openai-compatible` with its `baseURL`. The script and its rules: `rules.py`.
 
 Usage: python3 chat.py SCRIPT.json REQUESTS.jsonl
 Prints its port on the first line of stdout, then serves until killed; every request body is
-appended to REQUESTS.jsonl.
+appended to REQUESTS.jsonl. A request with `"stream": true` gets chunks (server-sent events),
+any other one chat completion (the AI SDK's `generateText` does not stream).
 
 The last user turn is every message after the assistant's last one: the user's message, or
 the tool results. A request that offers no tools (a title, a compaction summary) gets the
@@ -58,12 +59,35 @@ def chunks(blocks, usage, model):
                                         "total_tokens": prompt + completion})
 
 
+def completion(blocks, usage, model):
+    """The reply as one chat completion, for a request that does not stream."""
+    COUNTER[0] += 1
+    text = "".join(block["text"] for block in blocks if "text" in block)
+    calls = [block["tool_use"] for block in blocks if "tool_use" in block]
+    message = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": f"call_{COUNTER[0]}_{index}", "type": "function",
+             "function": {"name": use["name"], "arguments": json.dumps(use.get("input", {}))}}
+            for index, use in enumerate(calls)
+        ]
+    prompt, completion_tokens = usage["input_tokens"], usage["output_tokens"]
+    return {
+        "id": f"chatcmpl-{COUNTER[0]}", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt + completion_tokens},
+    }
+
+
 class Handler(rules.Handler):
     def answer(self, path, body):
         if not path.endswith("/chat/completions"):
             return self.send_json(200, {})
         rules.record(body)
         blocks, usage = reply_for(body)
+        if not body.get("stream"):
+            return self.send_json(200, completion(blocks, usage, body.get("model", "scripted")))
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")

@@ -9,10 +9,9 @@ use std::sync::OnceLock;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use scratchpad_host::{
-    Error, Host, HostConfig, Location, Observation, PluginFailure, PluginSpec, ToolCall, TurnContext,
-};
-use serde_json::{Value, json};
+use scratchpad_embedding::{self as embedding, Class};
+use scratchpad_host::{Error, Host, Observation, ToolCall, TurnContext};
+use serde_json::Value;
 
 create_exception!(_native, ScratchpadError, PyException, "Every error of the scratchpad host.");
 create_exception!(_native, ToolError, ScratchpadError, "A tool refused the call: show the model `message`.");
@@ -41,44 +40,22 @@ fn run<T: Send>(py: Python<'_>, work: impl Future<Output = Result<T, Error>> + S
 
 /// The Python exception for a host error, with its fields as attributes.
 fn to_py(py: Python<'_>, error: Error) -> PyErr {
-    let message = error.to_string();
-    let with = |err: PyErr, attrs: &[(&str, Value)]| {
-        let value = err.value(py);
-        for (name, attr) in attrs {
-            let text = match attr {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let _ = value.setattr(*name, text);
-        }
-        let _ = value.setattr("code", error.code());
-        err
+    let raised = embedding::raised(&error);
+    let message = raised.message;
+    let err = match raised.class {
+        Class::Tool => ToolError::new_err(message),
+        Class::Plugin => PluginError::new_err(message),
+        Class::PluginTimeout => PluginTimeout::new_err(message),
+        Class::Storage => StorageError::new_err(message),
+        Class::SessionNotFound => SessionNotFound::new_err(message),
+        Class::InvalidArgument => PyValueError::new_err(message),
+        Class::Other => ScratchpadError::new_err(message),
     };
-    match &error {
-        Error::Tool { plugin, tool, error: refusal } => with(
-            ToolError::new_err(refusal.message.clone()),
-            &[
-                ("kind", json!(refusal.kind.as_str())),
-                ("message", json!(refusal.message)),
-                ("plugin", json!(plugin)),
-                ("tool", json!(tool)),
-            ],
-        ),
-        Error::Plugin { plugin, hook, failure } => {
-            let err = match failure {
-                PluginFailure::Timeout { .. } => PluginTimeout::new_err(message),
-                _ => PluginError::new_err(message),
-            };
-            with(err, &[("plugin", json!(plugin)), ("hook", json!(hook))])
-        }
-        Error::Load { plugin, .. } => with(PluginError::new_err(message), &[("plugin", json!(plugin))]),
-        Error::SessionNotFound(id) => with(SessionNotFound::new_err(message), &[("session", json!(id))]),
-        Error::InvalidInput { .. } | Error::UnknownTool(_) | Error::SessionExists(_) => {
-            with(PyValueError::new_err(message), &[])
-        }
-        Error::Other(_) => with(StorageError::new_err(message), &[]),
-        _ => with(ScratchpadError::new_err(message), &[]),
+    let value = err.value(py);
+    for (name, text) in raised.attributes {
+        let _ = value.setattr(name, text);
     }
+    err
 }
 
 fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> PyResult<T> {
@@ -102,17 +79,7 @@ impl NativeHost {
     #[staticmethod]
     #[pyo3(signature = (location, config=None, plugins=Vec::new()))]
     fn open(py: Python<'_>, location: String, config: Option<String>, plugins: Vec<String>) -> PyResult<NativeHost> {
-        let mut host_config = match config {
-            Some(path) => HostConfig::from_toml_file(std::path::Path::new(&path))
-                .map_err(|e| PyValueError::new_err(format!("config {path}: {e:#}")))?,
-            None => HostConfig::default(),
-        };
-        host_config.database = Location::parse(&location);
-        for source in &plugins {
-            let spec = PluginSpec::parse_source(source, std::path::Path::new("."))
-                .map_err(|e| PyValueError::new_err(format!("plugins: {e}")))?;
-            host_config.plugins.push(spec);
-        }
+        let host_config = embedding::config(&location, config.as_deref(), &plugins).map_err(PyValueError::new_err)?;
         let host = run(py, Host::open(host_config))?;
         Ok(NativeHost { host })
     }
@@ -131,13 +98,7 @@ impl NativeHost {
     /// `session`, created when missing: its standing guidance, as JSON.
     fn open_session(&self, py: Python<'_>, session: String) -> PyResult<String> {
         let host = &self.host;
-        run(py, async move {
-            match host.create_session(&session, scratchpad_host::Origin::New).await {
-                Err(Error::SessionExists(_)) => Ok(host.session(&session).await?.guidance),
-                other => other,
-            }
-        })
-        .map(to_json)
+        run(py, embedding::open_session(host, &session)).map(to_json)
     }
 
     /// The tools offered in `turn` (JSON), as JSON.
@@ -225,35 +186,13 @@ impl NativeHost {
     fn _time_in_rust(&self, py: Python<'_>, op: &str, turn: &str, argument: String, n: u32) -> PyResult<Vec<u64>> {
         let turn: TurnContext = parse("turn", turn)?;
         let host = &self.host;
-        let op = op.to_owned();
-        run(py, async move {
-            let mut times = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                let start = std::time::Instant::now();
-                match op.as_str() {
-                    "before_query" => drop(host.before_query(&turn, &argument).await?),
-                    _ => drop(host.call_tool(&turn, "session.scratchpad", &argument).await?),
-                }
-                times.push(start.elapsed().as_nanos() as u64);
-            }
-            Ok(times)
-        })
+        run(py, embedding::time_in_rust(host, op, &turn, &argument, n))
     }
 
     /// The session and every plugin's stored state (text values as text), as JSON.
     fn show(&self, py: Python<'_>, session: String) -> PyResult<String> {
         let host = &self.host;
-        run(py, async move {
-            let record = host.session(&session).await?;
-            let state: Vec<Value> = host
-                .state(&session)
-                .await?
-                .into_iter()
-                .map(|e| json!({ "plugin": e.plugin, "key": e.key, "text": String::from_utf8_lossy(&e.value) }))
-                .collect();
-            Ok(json!({ "session": record, "state": state }))
-        })
-        .map(to_json)
+        run(py, embedding::show(host, &session)).map(to_json)
     }
 }
 

@@ -5,11 +5,13 @@
 //!   leaves the `scratchpad` binary in the build directory; that same binary goes into
 //! - `scratchpad-<version>-<target>.tar.gz` (the binary, the README, the licence), and
 //! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`);
-//! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension).
+//! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension), and
+//! - on Linux, the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>-gnu`).
 //!
 //! Then the npm packages that choose among the platform packages: the launcher
 //! `@scratchpad-dev/cli` (`bin: scratchpad`) and the Claude Code plugin
-//! `@scratchpad-dev/claude-code`. Every version is the workspace's (`Cargo.toml`).
+//! `@scratchpad-dev/claude-code`, and the host's JavaScript API `@scratchpad-dev/host` over the
+//! addons. Every version is the workspace's (`Cargo.toml`).
 //!
 //! Nothing here needs a wasm target: the components come prebuilt (`components/`). Builds go to
 //! `target/dist-build` (one cargo target directory for every target and profile), the pinned
@@ -19,6 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod archive;
+mod cargo_env;
+pub mod node;
 pub mod npm;
 mod python;
 pub mod targets;
@@ -84,6 +88,7 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
     let build = Build { workspace, tools: &tools, profile: &options.profile };
 
     let mut platform_packages = Vec::new();
+    let mut addon_packages = Vec::new();
     for target in &options.targets {
         tools::ensure_rust_target(workspace, target.triple)?;
         let binary = python::cli_wheel(&build, target, out)?;
@@ -92,6 +97,12 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
         if target.has_host_wheel() {
             python::host_wheel(&build, target, out)?;
         }
+        if target.has_node_addon() {
+            addon_packages.push((*target, node::addon_package(&build, target, out)?));
+        }
+    }
+    if !addon_packages.is_empty() {
+        node::host_package(&build, &addon_packages, out)?;
     }
     npm::launcher(&build, &platform_packages, out)?;
     npm::claude_code_plugin(&build, &platform_packages, out)?;

@@ -108,7 +108,7 @@ pub fn claude_code_plugin(build: &Build, platforms: &[(Target, Packed)], out: &P
 }
 
 /// The fields every package shares: name, version, licence, repository.
-fn manifest(name: &str, description: &str) -> Map<String, Value> {
+pub(super) fn manifest(name: &str, description: &str) -> Map<String, Value> {
     let mut manifest = Map::new();
     manifest.insert("name".into(), json!(name));
     manifest.insert("version".into(), json!(VERSION));
@@ -122,7 +122,7 @@ fn manifest(name: &str, description: &str) -> Map<String, Value> {
     manifest
 }
 
-fn optional_dependencies(platforms: &[(Target, Packed)]) -> Value {
+pub(super) fn optional_dependencies(platforms: &[(Target, Packed)]) -> Value {
     Value::Object(platforms.iter().map(|(_, packed)| (packed.name.clone(), json!(VERSION))).collect())
 }
 
@@ -162,7 +162,7 @@ fn shrinkwrap(manifest: &Map<String, Value>, platforms: &[(Target, Packed)]) -> 
 }
 
 /// `npm pack` of `dir` into `out`.
-fn pack(dir: &Path, out: &Path) -> Result<Packed, String> {
+pub(super) fn pack(dir: &Path, out: &Path) -> Result<Packed, String> {
     let output = Command::new("npm")
         .args(["pack", "--json", "--pack-destination"])
         .arg(out)
@@ -179,21 +179,21 @@ fn pack(dir: &Path, out: &Path) -> Result<Packed, String> {
     Ok(Packed { name: field("name")?, file: out.join(field("filename")?), integrity: field("integrity")? })
 }
 
-fn read_json(path: &Path) -> Result<Value, String> {
+pub(super) fn read_json(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn write_json(path: &Path, value: &Value) -> Result<(), String> {
+pub(super) fn write_json(path: &Path, value: &Value) -> Result<(), String> {
     write(path, &(serde_json::to_string_pretty(value).unwrap() + "\n"))
 }
 
-fn write(path: &Path, text: &str) -> Result<(), String> {
+pub(super) fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| format!("creating {}: {e}", path.display()))?;
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
-fn copy(from: &Path, to: &Path) -> Result<(), String> {
+pub(super) fn copy(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::create_dir_all(to.parent().unwrap()).map_err(|e| format!("creating {}: {e}", to.display()))?;
     std::fs::copy(from, to).map(|_| ()).map_err(|e| format!("copying {}: {e}", from.display()))
 }

@@ -82,6 +82,24 @@ impl Target {
         self.linker == Linker::ZigGlibc217
     }
 
+    /// Whether the Node addon is built for this platform: where maturin's zig environment
+    /// builds it beside the wheel (see `cargo_env.rs`). Windows is not yet: Node's import
+    /// library for `*-windows-gnu` is not set up.
+    pub fn has_node_addon(&self) -> bool {
+        self.linker == Linker::ZigGlibc217
+    }
+
+    /// The platform's name in Node addons (`linux-x64-gnu`): the addon's file is
+    /// `scratchpad.<name>.node`, its package `@scratchpad-dev/host-<name>`.
+    pub fn node_platform(&self) -> String {
+        let libc = match self.npm_libc {
+            Some("glibc") => "-gnu",
+            Some(_) => "-musl",
+            None => "",
+        };
+        format!("{}-{}{libc}", self.npm_os, self.npm_cpu)
+    }
+
     /// The platform's compatibility tag for maturin (`--compatibility`).
     pub fn python_compatibility(&self) -> Option<&'static str> {
         match self.linker {
@@ -104,6 +122,18 @@ mod tests {
             assert!(launcher.contains(&line), "the launcher lacks {line}");
         }
         assert_eq!(launcher.matches("\"@scratchpad-dev/cli-").count(), ALL.len(), "the launcher names another package");
+    }
+
+    #[test]
+    fn the_addon_loaders_table_names_exactly_the_addon_packages() {
+        // bindings/node/native.js maps `platform-arch-libc` to the package by hand.
+        let loader = include_str!("../../../bindings/node/native.js");
+        let addons: Vec<&Target> = ALL.iter().filter(|t| t.has_node_addon()).collect();
+        for target in &addons {
+            let line = format!("\"{0}\": \"{1}-{0}\",", target.node_platform(), super::super::node::HOST);
+            assert!(loader.contains(&line), "the loader lacks {line}");
+        }
+        assert_eq!(loader.matches("\"@scratchpad-dev/host-").count(), addons.len(), "the loader names another package");
     }
 
     #[test]

@@ -1,0 +1,191 @@
+//! What the host's bindings for other languages share (`bindings/python`, `bindings/node`):
+//! each of them is a thin translation of these calls into its language's values, so a
+//! behaviour lives here once — how the arguments open a host, which error class a host error
+//! is, what `open_session` and `show` answer, and the benchmark loop that times calls with no
+//! foreign language in between.
+
+use std::path::Path;
+use std::time::Instant;
+
+use scratchpad_host::{Error, Host, HostConfig, Injection, Location, Origin, PluginFailure, PluginSpec, TurnContext};
+use serde_json::{Value, json};
+
+/// The configuration of a host over `location` (a SQLite path or a `postgres://` URL), read
+/// from the TOML file `config` when given, with the component files or `oci://` references
+/// `plugins` added; what was wrong otherwise, naming the argument.
+pub fn config(location: &str, config: Option<&str>, plugins: &[String]) -> Result<HostConfig, String> {
+    let mut host_config = match config {
+        Some(path) => HostConfig::from_toml_file(Path::new(path)).map_err(|e| format!("config {path}: {e:#}"))?,
+        None => HostConfig::default(),
+    };
+    host_config.database = Location::parse(location);
+    for source in plugins {
+        host_config
+            .plugins
+            .push(PluginSpec::parse_source(source, Path::new(".")).map_err(|e| format!("plugins: {e}"))?);
+    }
+    Ok(host_config)
+}
+
+/// Session `id`, created when missing: its standing guidance.
+pub async fn open_session(host: &Host, id: &str) -> Result<Vec<Injection>, Error> {
+    match host.create_session(id, Origin::New).await {
+        Err(Error::SessionExists(_)) => Ok(host.session(id).await?.guidance),
+        other => other,
+    }
+}
+
+/// Session `id`'s record and every plugin's stored state (values as text).
+pub async fn show(host: &Host, id: &str) -> Result<Value, Error> {
+    let record = host.session(id).await?;
+    let state: Vec<Value> = host
+        .state(id)
+        .await?
+        .into_iter()
+        .map(|e| json!({ "plugin": e.plugin, "key": e.key, "text": String::from_utf8_lossy(&e.value) }))
+        .collect();
+    Ok(json!({ "session": record, "state": state }))
+}
+
+/// The error classes every binding offers, one per way a caller handles a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A tool refused the call: its `message` is for the model.
+    Tool,
+    /// A plugin failed (trapped, broke a limit) or was refused at load.
+    Plugin,
+    /// A plugin ran past its deadline (a kind of [`Class::Plugin`]).
+    PluginTimeout,
+    /// The database failed.
+    Storage,
+    /// No session has that id.
+    SessionNotFound,
+    /// An argument was wrong (the language's own value error).
+    InvalidArgument,
+    /// Anything else.
+    Other,
+}
+
+impl Class {
+    /// The class's name in the bindings (`ToolError`, …; `ValueError`-like for
+    /// [`Class::InvalidArgument`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Tool => "ToolError",
+            Class::Plugin => "PluginError",
+            Class::PluginTimeout => "PluginTimeout",
+            Class::Storage => "StorageError",
+            Class::SessionNotFound => "SessionNotFound",
+            Class::InvalidArgument => "InvalidArgument",
+            Class::Other => "ScratchpadError",
+        }
+    }
+}
+
+/// A host error as the bindings raise it: its class, its message, and the attributes the
+/// error object carries (`code` always; `kind`, `plugin`, `tool`, `hook`, `session` where
+/// they apply), as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Raised {
+    /// The class.
+    pub class: Class,
+    /// The error's message.
+    pub message: String,
+    /// The attributes, `code` first.
+    pub attributes: Vec<(&'static str, String)>,
+}
+
+/// How `error` is raised.
+pub fn raised(error: &Error) -> Raised {
+    let mut attributes = vec![("code", error.code().to_owned())];
+    let mut message = error.to_string();
+    let class = match error {
+        Error::Tool { plugin, tool, error: refusal } => {
+            message = refusal.message.clone();
+            attributes.extend([
+                ("kind", refusal.kind.as_str().to_owned()),
+                ("message", refusal.message.clone()),
+                ("plugin", plugin.clone()),
+                ("tool", tool.clone()),
+            ]);
+            Class::Tool
+        }
+        Error::Plugin { plugin, hook, failure } => {
+            attributes.extend([("plugin", plugin.clone()), ("hook", hook.clone())]);
+            match failure {
+                PluginFailure::Timeout { .. } => Class::PluginTimeout,
+                _ => Class::Plugin,
+            }
+        }
+        Error::Load { plugin, .. } => {
+            attributes.push(("plugin", plugin.clone()));
+            Class::Plugin
+        }
+        Error::SessionNotFound(id) => {
+            attributes.push(("session", id.clone()));
+            Class::SessionNotFound
+        }
+        Error::InvalidInput { .. } | Error::UnknownTool(_) | Error::SessionExists(_) => Class::InvalidArgument,
+        Error::Other(_) => Class::Storage,
+        _ => Class::Other,
+    };
+    Raised { class, message, attributes }
+}
+
+/// For the bindings' benchmarks: `op` (`"before_query"` with `argument` as the user's message,
+/// or `"call_tool"` of `session.scratchpad` with `argument` as its arguments) `n` times in
+/// `turn`, timed here with no other language in between: each call's nanoseconds.
+pub async fn time_in_rust(
+    host: &Host,
+    op: &str,
+    turn: &TurnContext,
+    argument: &str,
+    n: u32,
+) -> Result<Vec<u64>, Error> {
+    let mut times = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let start = Instant::now();
+        match op {
+            "before_query" => drop(host.before_query(turn, argument).await?),
+            _ => drop(host.call_tool(turn, "session.scratchpad", argument).await?),
+        }
+        times.push(start.elapsed().as_nanos() as u64);
+    }
+    Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_is_a_tool_error_whose_message_is_the_models() {
+        let error = Error::Tool {
+            plugin: "scratchpad".into(),
+            tool: "session.scratchpad".into(),
+            error: scratchpad_host::ToolError {
+                kind: scratchpad_host::ToolErrorKind::InvalidArguments,
+                message: "`action` is required".into(),
+            },
+        };
+        let raised = raised(&error);
+        assert_eq!(raised.class, Class::Tool);
+        assert_eq!(raised.message, "`action` is required");
+        assert!(raised.attributes.contains(&("kind", "invalid-arguments".into())), "{raised:?}");
+        assert_eq!(raised.attributes[0], ("code", "invalid-arguments".into()));
+    }
+
+    #[test]
+    fn a_timeout_is_its_own_class_of_plugin_error() {
+        let failure = |failure| Error::Plugin { plugin: "p".into(), hook: "before-query".into(), failure };
+        assert_eq!(raised(&failure(PluginFailure::Timeout { limit_ms: 5 })).class, Class::PluginTimeout);
+        assert_eq!(raised(&failure(PluginFailure::MemoryCap { limit_bytes: 1 })).class, Class::Plugin);
+        assert_eq!(raised(&Error::SessionNotFound("s".into())).attributes[1], ("session", "s".into()));
+    }
+
+    #[test]
+    fn a_missing_config_file_names_the_argument() {
+        let error = config("a.db", Some("/nonexistent/scratchpad.toml"), &[]).unwrap_err();
+        assert!(error.starts_with("config /nonexistent/scratchpad.toml"), "{error}");
+    }
+}

@@ -1,0 +1,294 @@
+'use strict';
+/**
+ * Agent working memory that survives context compaction: the scratchpad host in-process.
+ *
+ * The same host as the Rust library and the `scratchpad` CLI: sandboxed WebAssembly components
+ * (the embedded scratchpad and observations plugins by default), every limit, SQLite or
+ * PostgreSQL. Every method returns a promise; the host works on its own threads, never on
+ * JavaScript's.
+ *
+ *     const { Host } = require('@scratchpad-dev/host');
+ *     const host = await Host.open('agent.db');
+ *     await host.openSession('s1');
+ *     const turn = { sessionId: 's1', turnId: 't1' };
+ *     await host.callTool(turn, 'session.scratchpad', { action: 'set_plan', content: '1. Fix X' });
+ *     const prompt = await host.beforeQuery({ sessionId: 's1', turnId: 't2' }, 'continue');
+ *     const { system, user } = prompt.render('You are a coding agent.', 'continue');
+ */
+
+const native = require('./native.js');
+
+/** What starts the message of a host error from the addon (see src/lib.rs). */
+const ERROR_PREFIX = 'scratchpad-error:';
+
+/** Where an injection goes: around the system prompt, or around the user's message. */
+const PLACEMENTS = Object.freeze(['prepend-system', 'append-system', 'prepend-context', 'append-context']);
+
+/** Every error of the scratchpad host; `code` names its kind (`session-exists`, `closed`, …). */
+class ScratchpadError extends Error {
+  constructor(message, attributes = {}) {
+    super(message);
+    this.name = new.target.name;
+    for (const [key, value] of Object.entries(attributes)) {
+      if (key !== 'message') this[key] = value;
+    }
+  }
+}
+/** A tool refused the call: show the model `message`; `kind` is `invalid-arguments`, `rejected`, … */
+class ToolError extends ScratchpadError {}
+/** A plugin failed (trapped, broke a limit) or was refused at load; `plugin`, `hook`. */
+class PluginError extends ScratchpadError {}
+/** A plugin ran past its deadline. */
+class PluginTimeout extends PluginError {}
+/** The database failed. */
+class StorageError extends ScratchpadError {}
+/** No session has that id; `session`. */
+class SessionNotFound extends ScratchpadError {}
+
+const CLASSES = { ToolError, PluginError, PluginTimeout, StorageError, SessionNotFound, ScratchpadError };
+
+/** The error a rejected addon call stands for: its class, or the error as it came. */
+function raised(error) {
+  const message = error && typeof error.message === 'string' ? error.message : '';
+  if (!message.startsWith(ERROR_PREFIX)) return error;
+  const detail = JSON.parse(message.slice(ERROR_PREFIX.length));
+  const Class = CLASSES[detail.class] ?? ScratchpadError;
+  return new Class(detail.message, detail.attributes);
+}
+
+/** Runs an addon call, its host errors raised as their classes. */
+async function call(work) {
+  try {
+    return await work();
+  } catch (error) {
+    throw raised(error);
+  }
+}
+
+function typeName(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}
+
+function str(name, value) {
+  if (typeof value !== 'string') throw new TypeError(`${name} must be a string, not ${typeName(value)}`);
+  return value;
+}
+
+function count(name, value) {
+  if (value === undefined || value === null) return null;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`${name} must be a non-negative integer or undefined, not ${typeName(value)} ${String(value)}`);
+  }
+  return value;
+}
+
+/** A turn as the host reads it: `{sessionId, turnId, tokensUsed?, contextWindow?}`. */
+function turnJson(turn) {
+  if (turn === null || typeof turn !== 'object' || Array.isArray(turn)) {
+    throw new TypeError(`turn must be an object {sessionId, turnId}, not ${typeName(turn)}`);
+  }
+  return JSON.stringify({
+    session_id: str('turn.sessionId', turn.sessionId),
+    turn_id: str('turn.turnId', turn.turnId),
+    tokens_used: count('turn.tokensUsed', turn.tokensUsed),
+    context_window: count('turn.contextWindow', turn.contextWindow),
+  });
+}
+
+/** A tool call's arguments as JSON text: an object, or JSON text already. */
+function argumentsJson(value) {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return JSON.stringify(value);
+  throw new TypeError(`arguments must be an object or a JSON string, not ${typeName(value)}`);
+}
+
+function stepNumber(value) {
+  if (!Number.isSafeInteger(value) || value < 0 || value > 0xffffffff) {
+    throw new TypeError(`step must be a non-negative integer, not ${typeName(value)} ${String(value)}`);
+  }
+  return value;
+}
+
+/** Texts joined by blank lines, empty ones left out. */
+function join(parts) {
+  return parts.filter(Boolean).join('\n\n');
+}
+
+/** What `beforeQuery` returns: the injections around the user's untouched message. */
+class Prompt {
+  constructor(injections) {
+    /** `{plugin, placement, text}` each. */
+    this.injections = injections;
+  }
+
+  /** The texts of one placement, joined by blank lines. */
+  text(placement) {
+    return join(this.injections.filter((i) => i.placement === placement).map((i) => i.text));
+  }
+
+  /** The runtime's system prompt and the user's message with the injections around them. */
+  render(systemPrompt, message) {
+    str('systemPrompt', systemPrompt);
+    str('message', message);
+    return {
+      system: join([this.text('prepend-system'), systemPrompt, this.text('append-system')]),
+      user: join([this.text('prepend-context'), message, this.text('append-context')]),
+    };
+  }
+}
+
+function injections(text) {
+  return JSON.parse(text).map((i) => ({ plugin: i.plugin, placement: i.placement, text: i.text }));
+}
+
+/** The scratchpad host over one database. Open it with `Host.open`; share it freely. */
+class Host {
+  /** @private use `Host.open` */
+  constructor(handle) {
+    this._native = handle;
+  }
+
+  /**
+   * Opens the database at `location` (a SQLite file, created when missing, or a `postgres://`
+   * URL) with the configuration file `config` (TOML, as the CLI's `--config`) and more
+   * components `plugins` (files or `oci://` references, as `--plugin`).
+   */
+  static async open(location, options = {}) {
+    str('location', location);
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`options must be an object {config, plugins}, not ${typeName(options)}`);
+    }
+    const { config, plugins = [] } = options;
+    if (config !== undefined && config !== null) str('options.config', config);
+    if (!Array.isArray(plugins)) throw new TypeError(`options.plugins must be an array, not ${typeName(plugins)}`);
+    plugins.forEach((p, i) => str(`options.plugins[${i}]`, p));
+    return new Host(await call(() => native.open(location, config ?? null, plugins)));
+  }
+
+  /** The loaded plugins, each with its name, tools and limits. */
+  plugins() {
+    try {
+      return JSON.parse(this._native.plugins());
+    } catch (error) {
+      throw raised(error);
+    }
+  }
+
+  /** Creates the session (a `ScratchpadError` with code `session-exists` when it exists): its standing guidance. */
+  async createSession(sessionId) {
+    str('sessionId', sessionId);
+    return injections(await call(() => this._native.createSession(sessionId)));
+  }
+
+  /** The session, created when missing: its standing guidance. */
+  async openSession(sessionId) {
+    str('sessionId', sessionId);
+    return injections(await call(() => this._native.openSession(sessionId)));
+  }
+
+  /** The tools offered to the model in `turn`: `{plugin, name, description, parameters}`, parameters a JSON Schema. */
+  async tools(turn) {
+    const t = turnJson(turn);
+    const specs = JSON.parse(await call(() => this._native.tools(t)));
+    return specs.map((s) => ({
+      plugin: s.plugin,
+      name: s.name,
+      description: s.description,
+      parameters: JSON.parse(s.parameters || '{}'),
+    }));
+  }
+
+  /** Runs the plugins' tool `name`: its output text. A refusal rejects with `ToolError`; nothing is stored then. */
+  async callTool(turn, name, args) {
+    const t = turnJson(turn);
+    str('name', name);
+    const a = argumentsJson(args);
+    return call(() => this._native.callTool(t, name, a));
+  }
+
+  /**
+   * Every plugin's `before-tool-call` on the agent's tool call (step `step`, 1-based, of the
+   * turn): the arguments to run it with. A plugin that blocks it rejects with `ToolError`.
+   */
+  async beforeToolCall(turn, name, args, step) {
+    const t = turnJson(turn);
+    str('name', name);
+    const a = argumentsJson(args);
+    stepNumber(step);
+    return JSON.parse(await call(() => this._native.beforeToolCall(t, name, a, step)));
+  }
+
+  /**
+   * Every plugin's `after-tool-result`: what the model should see instead of `result` (seed
+   * 004's synthetic observation for a large one), or null.
+   */
+  async afterToolResult(turn, name, args, step, result, metadata = {}) {
+    const t = turnJson(turn);
+    str('name', name);
+    const a = argumentsJson(args);
+    stepNumber(step);
+    let bytes;
+    if (typeof result === 'string') bytes = Buffer.from(result, 'utf8');
+    else if (result instanceof Uint8Array) bytes = Buffer.from(result.buffer, result.byteOffset, result.byteLength);
+    else throw new TypeError(`result must be a string or a Uint8Array, not ${typeName(result)}`);
+    if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
+      throw new TypeError(`metadata must be an object, not ${typeName(metadata)}`);
+    }
+    const m = JSON.stringify(metadata);
+    return (await call(() => this._native.afterToolResult(t, name, a, step, bytes, m))) ?? null;
+  }
+
+  /** Every plugin's `after-response` on the turn's final reply. */
+  async afterResponse(turn, text) {
+    const t = turnJson(turn);
+    str('text', text);
+    await call(() => this._native.afterResponse(t, text));
+  }
+
+  /** The injections for the user's `message` (which is never changed), as a `Prompt`. */
+  async beforeQuery(turn, message) {
+    const t = turnJson(turn);
+    str('message', message);
+    return new Prompt(injections(await call(() => this._native.beforeQuery(t, message))));
+  }
+
+  /** The warnings to give the model before the runtime compacts, as texts. */
+  async beforeCompaction(turn) {
+    const t = turnJson(turn);
+    return JSON.parse(await call(() => this._native.beforeCompaction(t))).map((w) => w.text);
+  }
+
+  /** Tells the plugins the runtime compacted the conversation. */
+  async afterCompaction(turn) {
+    const t = turnJson(turn);
+    await call(() => this._native.afterCompaction(t));
+  }
+
+  /** The session's record and every plugin's stored state. */
+  async show(sessionId) {
+    str('sessionId', sessionId);
+    return JSON.parse(await call(() => this._native.show(sessionId)));
+  }
+
+  /**
+   * Lets the host go: later calls reject with a `ScratchpadError` (code `closed`); calls
+   * already running finish, then the database closes.
+   */
+  close() {
+    this._native.close();
+  }
+}
+
+module.exports = {
+  Host,
+  Prompt,
+  PLACEMENTS,
+  ScratchpadError,
+  ToolError,
+  PluginError,
+  PluginTimeout,
+  StorageError,
+  SessionNotFound,
+};

@@ -1,0 +1,217 @@
+//! The scratchpad host as a Node.js addon (`NativeHost`). The same host as in Rust, with every
+//! limit: this module is thin on purpose. It takes and returns JSON text for structured values,
+//! and `index.js` gives them JavaScript shapes, checks argument types and raises the error
+//! classes, so the API lives in one place. Every call is a promise whose work runs on napi's
+//! tokio runtime, off the JavaScript thread.
+//!
+//! A host error reaches JavaScript as an `Error` whose message is [`ERROR_PREFIX`] followed by
+//! JSON (`{"class", "message", "attributes"}`); `index.js` turns it into its class.
+
+use std::sync::Mutex;
+
+use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, Buffer, Result, ToNapiValue};
+use napi::{Env, Error, Status};
+use napi_derive::napi;
+use scratchpad_embedding as embedding;
+use scratchpad_host::{Host, Observation, ToolCall, TurnContext};
+use serde_json::{Value, json};
+
+/// What starts the message of an error `index.js` turns into one of its classes.
+const ERROR_PREFIX: &str = "scratchpad-error:";
+
+/// A host error for `index.js`.
+fn raise(error: scratchpad_host::Error) -> Error {
+    let raised = embedding::raised(&error);
+    let attributes: serde_json::Map<String, Value> =
+        raised.attributes.into_iter().map(|(name, text)| (name.to_owned(), Value::String(text))).collect();
+    let detail = json!({ "class": raised.class.name(), "message": raised.message, "attributes": attributes });
+    Error::new(Status::GenericFailure, format!("{ERROR_PREFIX}{detail}"))
+}
+
+/// A wrong argument (`index.js` checks types first, so this is a malformed value).
+fn invalid(message: String) -> Error {
+    let detail = json!({ "class": "InvalidArgument", "message": message, "attributes": {} });
+    Error::new(Status::InvalidArg, format!("{ERROR_PREFIX}{detail}"))
+}
+
+/// A promise of `work`, run on napi's tokio runtime. The methods take what the work needs
+/// (the host's handle included) before returning it, so a call made before `close` finishes.
+fn promise<T: ToNapiValue + Send + 'static>(
+    env: &Env,
+    work: impl Future<Output = std::result::Result<T, scratchpad_host::Error>> + Send + 'static,
+) -> Result<AsyncBlock<T>> {
+    AsyncBlockBuilder::new(async move { work.await.map_err(raise) }).build(env)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| invalid(format!("{what}: {e}")))
+}
+
+fn to_json(value: impl serde::Serialize) -> String {
+    serde_json::to_string(&value).expect("host values serialize")
+}
+
+/// Opens the database at `location` (a SQLite path or a `postgres://` URL) with the
+/// configuration file `config` (TOML, optional) and more component files or `oci://`
+/// references `plugins`.
+#[napi]
+pub async fn open(location: String, config: Option<String>, plugins: Vec<String>) -> Result<NativeHost> {
+    let host_config = embedding::config(&location, config.as_deref(), &plugins).map_err(invalid)?;
+    let host = Host::open(host_config).await.map_err(raise)?;
+    Ok(NativeHost { host: Mutex::new(Some(host)) })
+}
+
+/// A host over one database, with its plugins loaded; `close` lets it go.
+#[napi]
+pub struct NativeHost {
+    host: Mutex<Option<Host>>,
+}
+
+#[napi]
+impl NativeHost {
+    /// The host (a cheap handle), or the error of a closed one. Calls already running keep
+    /// their handle and finish.
+    fn host(&self) -> Result<Host> {
+        let host = self.host.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        host.clone().ok_or_else(|| {
+            let detail = json!({
+                "class": "ScratchpadError",
+                "message": "the host is closed; open another with Host.open",
+                "attributes": { "code": "closed" },
+            });
+            Error::new(Status::GenericFailure, format!("{ERROR_PREFIX}{detail}"))
+        })
+    }
+
+    /// Lets the host go: the database connections close once the calls still running end.
+    #[napi]
+    pub fn close(&self) {
+        self.host.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    }
+
+    /// The loaded plugins and their tools, as JSON.
+    #[napi]
+    pub fn plugins(&self) -> Result<String> {
+        Ok(to_json(self.host()?.plugins()))
+    }
+
+    /// Creates `session` (refused when it exists): the standing guidance, as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn create_session(&self, env: &Env, session: String) -> Result<AsyncBlock<String>> {
+        let host = self.host()?;
+        promise(env, async move { host.create_session(&session, scratchpad_host::Origin::New).await.map(to_json) })
+    }
+
+    /// `session`, created when missing: its standing guidance, as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn open_session(&self, env: &Env, session: String) -> Result<AsyncBlock<String>> {
+        let host = self.host()?;
+        promise(env, async move { embedding::open_session(&host, &session).await.map(to_json) })
+    }
+
+    /// The tools offered in `turn` (JSON), as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn tools(&self, env: &Env, turn: String) -> Result<AsyncBlock<String>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move { host.tools(&turn).await.map(to_json) })
+    }
+
+    /// Calls tool `name` with `arguments` (JSON text): its output text.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn call_tool(&self, env: &Env, turn: String, name: String, arguments: String) -> Result<AsyncBlock<String>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move { host.call_tool(&turn, &name, &arguments).await.map(|out| out.content) })
+    }
+
+    /// The arguments (JSON text) to run the agent's tool call with, after every plugin's
+    /// `before-tool-call`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn before_tool_call(
+        &self,
+        env: &Env,
+        turn: String,
+        name: String,
+        arguments: String,
+        step: u32,
+    ) -> Result<AsyncBlock<String>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move { host.before_tool_call(&turn, &ToolCall::new(name, arguments, step)).await })
+    }
+
+    /// What the model should see instead of the tool's `result`, if anything.
+    #[napi(ts_return_type = "Promise<string | null>")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn after_tool_result(
+        &self,
+        env: &Env,
+        turn: String,
+        name: String,
+        arguments: String,
+        step: u32,
+        result: Buffer,
+        metadata: String,
+    ) -> Result<AsyncBlock<Option<String>>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        let metadata: Value = parse("metadata", &metadata)?;
+        let observation = Observation::bytes(result.to_vec()).with_metadata(metadata);
+        let call = ToolCall::new(name, arguments, step);
+        promise(
+            env,
+            async move { host.after_tool_result(&turn, &call, &observation).await.map(|view| view.replacement) },
+        )
+    }
+
+    /// Every plugin's `after-response` on the turn's final reply.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn after_response(&self, env: &Env, turn: String, text: String) -> Result<AsyncBlock<()>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move { host.after_response(&turn, &text).await })
+    }
+
+    /// The injections for the user's `message`, as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn before_query(&self, env: &Env, turn: String, message: String) -> Result<AsyncBlock<String>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move { host.before_query(&turn, &message).await.map(|prompt| to_json(prompt.injections)) })
+    }
+
+    /// The warnings to give the model before compacting, as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn before_compaction(&self, env: &Env, turn: String) -> Result<AsyncBlock<String>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move { host.before_compaction(&turn).await.map(to_json) })
+    }
+
+    /// Tells the plugins the conversation was compacted.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn after_compaction(&self, env: &Env, turn: String) -> Result<AsyncBlock<()>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move { host.after_compaction(&turn).await })
+    }
+
+    /// The session and every plugin's stored state (text values as text), as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn show(&self, env: &Env, session: String) -> Result<AsyncBlock<String>> {
+        let host = self.host()?;
+        promise(env, async move { embedding::show(&host, &session).await.map(to_json) })
+    }
+
+    /// For the package's benchmark (`bench.mjs`): `op` `n` times, timed in Rust with no
+    /// JavaScript in between (see `scratchpad_embedding::time_in_rust`): each call's
+    /// nanoseconds.
+    #[napi(ts_return_type = "Promise<number[]>")]
+    pub fn time_in_rust(
+        &self,
+        env: &Env,
+        op: String,
+        turn: String,
+        argument: String,
+        n: u32,
+    ) -> Result<AsyncBlock<Vec<f64>>> {
+        let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
+        promise(env, async move {
+            let times = embedding::time_in_rust(&host, &op, &turn, &argument, n).await?;
+            Ok(times.into_iter().map(|ns| ns as f64).collect())
+        })
+    }
+}
