@@ -99,7 +99,7 @@ export class Scratchpad {
 
   /**
    * Starts a turn: the session opened (created when missing), the caller's `tools` wrapped
-   * and the plugins' added. `turnId` defaults to a fresh id; `contextWindow` (tokens) lets
+   * and the plugins' added (with a failing host, not strict: the caller's tools alone). `turnId` defaults to a fresh id; `contextWindow` (tokens) lets
    * the plugins see the context pressure.
    *
    * @param {{tools?: Record<string, any>, turnId?: string, contextWindow?: number}} [options]
@@ -114,8 +114,15 @@ export class Scratchpad {
       this._opened = null;
       throw error;
     });
-    await this._opened;
-    return new Turn(this, { sessionId: this.sessionId, turnId, contextWindow }, tools);
+    await this._quietly('openSession', () => this._opened, null);
+    let plugins = [];
+    try {
+      plugins = this.host.plugins();
+    } catch (error) {
+      if (this.strict) throw error;
+      this.onError(error, 'plugins');
+    }
+    return new Turn(this, { sessionId: this.sessionId, turnId, contextWindow }, tools, plugins);
   }
 
   /** `work()`, its failure reported and `fallback` returned instead, unless strict. */
@@ -132,7 +139,8 @@ export class Scratchpad {
 
 /** One run of the agent loop: `model(...)`, `tools`, `middleware`, then `finish(text)`. */
 export class Turn {
-  constructor(scratchpad, context, callerTools) {
+  /** @private made by `Scratchpad.turn` */
+  constructor(scratchpad, context, callerTools, plugins) {
     this._scratchpad = scratchpad;
     this._host = scratchpad.host;
     /** The turn as the host reads it. */
@@ -144,7 +152,7 @@ export class Turn {
     for (const [name, callerTool] of Object.entries(callerTools)) {
       tools[name] = this._wrap(name, callerTool);
     }
-    for (const plugin of this._host.plugins()) {
+    for (const plugin of plugins) {
       for (const spec of plugin.tools) {
         const name = apiToolName(spec.name);
         if (name in tools) continue; // the caller's tool, or another plugin's, keeps the name

@@ -183,6 +183,13 @@ test('streamText: a later turn of the session gets the plan, and a failing host 
   assert.deepEqual(errors, ['beforeQuery', 'tools'], 'each failure reported once');
   await turn.finish('AISDK-STREAMED');
   assert.deepEqual(errors.slice(2), ['afterResponse']);
+
+  // A turn started on the closed host still runs, with the caller's tools alone.
+  const later = await scratchpad.turn({ tools: { noop: tool({ inputSchema: jsonSchema({ type: 'object' }), execute: async () => 'ok' }) } });
+  assert.deepEqual(Object.keys(later.tools), ['noop']);
+  assert.deepEqual(errors.slice(3), ['plugins']);
+  const last = streamText({ model: later.model(model()), tools: later.tools, prompt: 'AISDK-STREAM last', stopWhen: isStepCount(3) });
+  assert.equal(await last.text, 'AISDK-STREAMED');
 });
 
 test('API-safe tool names', () => {
