@@ -7,7 +7,7 @@
 //! one SQLite file, PostgreSQL (a fresh database on this test process's server, the Rust
 //! suite's harness), a plugin that loops forever, both module systems, a platform with no
 //! binary, and the AI SDK integration in real `generateText` and `streamText` loops against
-//! the scripted Chat Completions server (`tests/scripted/chat.py`).
+//! the scripted Chat Completions server (`tests/scripted/chat.py`); and the README's example.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,7 +17,18 @@ use scratchpad_tests::runtimes::{node24, root, run};
 
 /// The test files, copied beside the installed packages so they resolve them as a user's
 /// program would.
-const FILES: &[&str] = &["package.json", "types.ts", "host.test.mjs", "ai-sdk.test.mjs"];
+const FILES: &[&str] = &["package.json", "types.ts", "host.test.mjs", "ai-sdk.test.mjs", "example.mjs"];
+
+/// What the README's example prints.
+const EXAMPLE: &str = "Plan set.\n\
+                       Usage: notes 0/4000 chars; plan 18/2000 chars; refs 0/50 items\n\
+                       [Session Scratchpad - your persistent working memory]\n\
+                       ## Plan\n\
+                       1. Fix X\n\
+                       2. Test Y\n\
+                       [End Scratchpad]\n\
+                       \n\
+                       continue\n";
 
 /// A fresh directory with the packed packages and the tests' pinned packages installed.
 fn installed(dir: &Path) {
@@ -70,4 +81,10 @@ fn the_node_package_installs_from_its_tarballs_and_passes_its_tests() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "node --test failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("# fail 0") && stdout.contains("# pass 12"), "{stdout}");
+
+    let example = run(
+        Command::new(&node).arg("example.mjs").arg(dir.path().join("example.db")).current_dir(dir.path()),
+        "the README's example",
+    );
+    assert_eq!(String::from_utf8_lossy(&example.stdout), EXAMPLE);
 }
