@@ -28,6 +28,7 @@ fn every_manifest_carries_the_workspace_version() {
         "integrations/claude-code/.claude-plugin/plugin.json",
         "integrations/openclaw/package.json",
         "integrations/openclaw/openclaw.plugin.json",
+        "bindings/node/package.json",
     ] {
         assert_version(path, json(path)["version"].as_str());
     }
