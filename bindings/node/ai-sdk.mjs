@@ -57,7 +57,7 @@ function join(parts) {
   return parts.filter(Boolean).join('\n\n');
 }
 
-function escape(text) {
+function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
@@ -193,7 +193,7 @@ export class Turn {
     const renamed = [...this._pluginNames].filter(([api, original]) => api !== original);
     if (renamed.length === 0) return text;
     const byOriginal = new Map(renamed.map(([api, original]) => [original, api]));
-    const names = [...byOriginal.keys()].sort((a, b) => b.length - a.length).map(escape);
+    const names = [...byOriginal.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
     const pattern = new RegExp(`(?<![\\w.-])(${names.join('|')})(?![\\w-])(?!\\.\\w)`, 'g');
     return text.replace(pattern, (name) => byOriginal.get(name));
   }
