@@ -77,6 +77,19 @@ function resultText(result) {
   return JSON.stringify(result) ?? '';
 }
 
+/**
+ * How `Turn._inText` renames plugin tools in a text (`pluginNames`: API-safe name → the
+ * plugins' name): a whole-word match of any renamed name, longest first; null when none is.
+ */
+function renaming(pluginNames) {
+  const renamed = [...pluginNames].filter(([api, original]) => api !== original);
+  if (renamed.length === 0) return null;
+  const byOriginal = new Map(renamed.map(([api, original]) => [original, api]));
+  const names = [...byOriginal.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  const pattern = new RegExp(`(?<![\\w.-])(${names.join('|')})(?![\\w-])(?!\\.\\w)`, 'g');
+  return { pattern, byOriginal };
+}
+
 /** A session's scratchpad in the AI SDK: make one per session, then one `turn()` per run. */
 export class Scratchpad {
   /**
@@ -99,8 +112,9 @@ export class Scratchpad {
 
   /**
    * Starts a turn: the session opened (created when missing), the caller's `tools` wrapped
-   * and the plugins' added (with a failing host, not strict: the caller's tools alone). `turnId` defaults to a fresh id; `contextWindow` (tokens) lets
-   * the plugins see the context pressure.
+   * and the plugins' added (with a failing host, not strict: the caller's tools alone).
+   * `turnId` defaults to a fresh id; `contextWindow` (tokens) lets the plugins see the context
+   * pressure.
    *
    * @param {{tools?: Record<string, any>, turnId?: string, contextWindow?: number}} [options]
    */
@@ -110,6 +124,9 @@ export class Scratchpad {
       throw new TypeError('options.tools must be an object of AI SDK tools');
     }
     if (typeof turnId !== 'string') throw new TypeError('options.turnId must be a string');
+    if (contextWindow !== undefined && (!Number.isSafeInteger(contextWindow) || contextWindow < 0)) {
+      throw new TypeError('options.contextWindow must be a non-negative integer');
+    }
     this._opened ??= this.host.openSession(this.sessionId).catch((error) => {
       this._opened = null;
       throw error;
@@ -152,21 +169,28 @@ export class Turn {
     for (const [name, callerTool] of Object.entries(callerTools)) {
       tools[name] = this._wrap(name, callerTool);
     }
+    const specs = [];
     for (const plugin of plugins) {
       for (const spec of plugin.tools) {
         const name = apiToolName(spec.name);
-        if (name in tools) continue; // the caller's tool, or another plugin's, keeps the name
+        // The caller's tool, or another plugin's, keeps a name both map to.
+        if (name in tools || this._pluginNames.has(name)) continue;
         this._pluginNames.set(name, spec.name);
-        const parameters = spec.parameters ? JSON.parse(spec.parameters) : { type: 'object' };
-        tools[name] = this._wrap(
-          spec.name,
-          tool({
-            description: this._inText(spec.description || spec.name),
-            inputSchema: jsonSchema(parameters),
-            execute: (input) => this._host.callTool(this.context, spec.name, input),
-          }),
-        );
+        specs.push([name, spec]);
       }
+    }
+    // Every name known first: a description may name any plugin tool.
+    this._renaming = renaming(this._pluginNames);
+    for (const [name, spec] of specs) {
+      const parameters = spec.parameters ? JSON.parse(spec.parameters) : { type: 'object' };
+      tools[name] = this._wrap(
+        spec.name,
+        tool({
+          description: this._inText(spec.description || spec.name),
+          inputSchema: jsonSchema(parameters),
+          execute: (input) => this._host.callTool(this.context, spec.name, input),
+        }),
+      );
     }
     /** The caller's tools and the plugins', for `generateText`'s `tools`. */
     this.tools = tools;
@@ -190,11 +214,8 @@ export class Turn {
 
   /** `text` with each plugin tool named as the model is offered it (`session.scratchpad` → `session_scratchpad`). */
   _inText(text) {
-    const renamed = [...this._pluginNames].filter(([api, original]) => api !== original);
-    if (renamed.length === 0) return text;
-    const byOriginal = new Map(renamed.map(([api, original]) => [original, api]));
-    const names = [...byOriginal.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
-    const pattern = new RegExp(`(?<![\\w.-])(${names.join('|')})(?![\\w-])(?!\\.\\w)`, 'g');
+    if (!this._renaming) return text;
+    const { pattern, byOriginal } = this._renaming;
     return text.replace(pattern, (name) => byOriginal.get(name));
   }
 

@@ -19,19 +19,24 @@ use serde_json::{Value, json};
 /// What starts the message of an error `index.js` turns into one of its classes.
 const ERROR_PREFIX: &str = "scratchpad-error:";
 
+/// An error `index.js` raises as `class`, with `attributes` (`code` among them) on it.
+fn thrown(status: Status, class: &str, message: &str, attributes: Value) -> Error {
+    let detail = json!({ "class": class, "message": message, "attributes": attributes });
+    Error::new(status, format!("{ERROR_PREFIX}{detail}"))
+}
+
 /// A host error for `index.js`.
 fn raise(error: scratchpad_host::Error) -> Error {
     let raised = embedding::raised(&error);
     let attributes: serde_json::Map<String, Value> =
         raised.attributes.into_iter().map(|(name, text)| (name.to_owned(), Value::String(text))).collect();
-    let detail = json!({ "class": raised.class.name(), "message": raised.message, "attributes": attributes });
-    Error::new(Status::GenericFailure, format!("{ERROR_PREFIX}{detail}"))
+    thrown(Status::GenericFailure, raised.class.name(), &raised.message, Value::Object(attributes))
 }
 
-/// A wrong argument (`index.js` checks types first, so this is a malformed value).
+/// A malformed argument (`index.js` checks types first): a configuration file that does not
+/// read, a plugin reference that does not parse.
 fn invalid(message: String) -> Error {
-    let detail = json!({ "class": "InvalidArgument", "message": message, "attributes": {} });
-    Error::new(Status::InvalidArg, format!("{ERROR_PREFIX}{detail}"))
+    thrown(Status::InvalidArg, "ScratchpadError", &message, json!({ "code": "invalid-input" }))
 }
 
 /// A promise of `work`, run on napi's tokio runtime. The methods take what the work needs
@@ -74,12 +79,8 @@ impl NativeHost {
     fn host(&self) -> Result<Host> {
         let host = self.host.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         host.clone().ok_or_else(|| {
-            let detail = json!({
-                "class": "ScratchpadError",
-                "message": "the host is closed; open another with Host.open",
-                "attributes": { "code": "closed" },
-            });
-            Error::new(Status::GenericFailure, format!("{ERROR_PREFIX}{detail}"))
+            let message = "the host is closed; open another with Host.open";
+            thrown(Status::GenericFailure, "ScratchpadError", message, json!({ "code": "closed" }))
         })
     }
 

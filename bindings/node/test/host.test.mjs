@@ -103,7 +103,10 @@ test('errors are their classes, and a refused call stores nothing', async () => 
     (error) => error instanceof ToolError && /step 9 has not run yet/.test(error.message),
   );
   await assert.rejects(Host.open(join(dir(), 'x.db'), { plugins: ['/nonexistent/plugin.wasm'] }), PluginError);
-  await assert.rejects(Host.open(join(dir(), 'x.db'), { config: '/nonexistent/scratchpad.toml' }), /config \/nonexistent/);
+  await assert.rejects(
+    Host.open(join(dir(), 'x.db'), { config: '/nonexistent/scratchpad.toml' }),
+    (error) => error instanceof ScratchpadError && error.code === 'invalid-input' && /^config \/nonexistent/.test(error.message),
+  );
 });
 
 test('wrong argument types throw TypeError naming the argument, and store nothing', async () => {

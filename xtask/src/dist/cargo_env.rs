@@ -7,7 +7,8 @@
 //! above it, wasmtime included (measured here: 5.5 min cold on 2 cores, against 1 s when the
 //! addon's build is given the same environment). maturin builds only Python packages, so the
 //! Node addon takes the environment maturin used for the CLI's wheel: a `cargo` on maturin's
-//! `PATH` records it, then runs the real cargo.
+//! `PATH` records it, then runs the real cargo. The record is the whole environment, so it is
+//! written readable by its owner only.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ pub fn record(build: &Build, target: &Target, maturin: &mut Command) -> Result<(
     let recorder = dir.join("cargo");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let script = "#!/bin/sh\n# cargo xtask dist: records the environment of cargo's build (see xtask/src/dist/cargo_env.rs).\n\
-                  if [ \"$1\" = rustc ]; then env -0 > \"$SCRATCHPAD_DIST_CARGO_ENV\"; fi\n\
+                  if [ \"$1\" = rustc ]; then rm -f \"$SCRATCHPAD_DIST_CARGO_ENV\"; (umask 077; env -0 > \"$SCRATCHPAD_DIST_CARGO_ENV\"); fi\n\
                   exec \"$SCRATCHPAD_DIST_CARGO\" \"$@\"\n";
     write_executable(&recorder, script)?;
     let path = std::env::var_os("PATH").unwrap_or_default();

@@ -26,13 +26,8 @@ pub fn addon_package(build: &Build, target: &Target, out: &Path) -> Result<Packe
     let name = format!("{HOST}-{platform}");
     let file = format!("scratchpad.{platform}.node");
     let dir = build.scratch(&format!("npm/{name}"))?;
-    let mut manifest =
-        npm::manifest(&name, &format!("The scratchpad host's Node addon for {} ({HOST})", target.triple));
-    manifest.insert("os".into(), json!([target.npm_os]));
-    manifest.insert("cpu".into(), json!([target.npm_cpu]));
-    if let Some(libc) = target.npm_libc {
-        manifest.insert("libc".into(), json!([libc]));
-    }
+    let description = format!("The scratchpad host's Node addon for {} ({HOST})", target.triple);
+    let mut manifest = npm::platform_manifest(&name, &description, target);
     manifest.insert("main".into(), json!(file));
     manifest.insert("files".into(), json!([file]));
     npm::write_json(&dir.join("package.json"), &Value::Object(manifest))?;
@@ -84,9 +79,6 @@ pub fn host_package(build: &Build, platforms: &[(Target, Packed)], out: &Path) -
     for file in files.iter().chain([&"README.md".to_owned()]) {
         npm::copy(&source.join(file), &dir.join(file))?;
     }
-    manifest.remove("devDependencies");
-    manifest.remove("scripts");
-    manifest.remove("private");
     manifest.insert("optionalDependencies".into(), npm::optional_dependencies(platforms));
     npm::write_json(&dir.join("package.json"), &Value::Object(manifest))?;
     npm::pack(&dir, out)

@@ -45,12 +45,8 @@ pub struct Packed {
 pub fn platform_package(build: &Build, target: &Target, binary: &Path, out: &Path) -> Result<Packed, String> {
     let name = target.npm_package();
     let dir = build.scratch(&format!("npm/{name}"))?;
-    let mut manifest = manifest(&name, &format!("The scratchpad binary for {} ({})", target.triple, CLI));
-    manifest.insert("os".into(), json!([target.npm_os]));
-    manifest.insert("cpu".into(), json!([target.npm_cpu]));
-    if let Some(libc) = target.npm_libc {
-        manifest.insert("libc".into(), json!([libc]));
-    }
+    let mut manifest =
+        platform_manifest(&name, &format!("The scratchpad binary for {} ({})", target.triple, CLI), target);
     manifest.insert("files".into(), json!(["bin"]));
     write_json(&dir.join("package.json"), &Value::Object(manifest))?;
     write(
@@ -119,6 +115,17 @@ pub(super) fn manifest(name: &str, description: &str) -> Map<String, Value> {
         "repository".into(),
         json!({ "type": "git", "url": "git+https://github.com/scratchpad-dev/scratchpad.git" }),
     );
+    manifest
+}
+
+/// [`manifest`] with `target`'s `os`, `cpu` and `libc`, so npm installs the package only there.
+pub(super) fn platform_manifest(name: &str, description: &str, target: &Target) -> Map<String, Value> {
+    let mut manifest = manifest(name, description);
+    manifest.insert("os".into(), json!([target.npm_os]));
+    manifest.insert("cpu".into(), json!([target.npm_cpu]));
+    if let Some(libc) = target.npm_libc {
+        manifest.insert("libc".into(), json!([libc]));
+    }
     manifest
 }
 

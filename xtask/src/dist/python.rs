@@ -11,10 +11,12 @@ use super::targets::Linker;
 use super::{Build, Target, cargo_env, run};
 
 /// The CLI's wheel for `target` into `out`; the path of the binary the build left behind (the
-/// same bytes the wheel holds), for the archive and the npm package.
+/// same bytes the wheel holds), for the archive and the npm package. The environment maturin
+/// gives cargo is recorded for the Node addon's build ([`cargo_env`]).
 pub fn cli_wheel(build: &Build, target: &Target, out: &Path) -> Result<PathBuf, String> {
-    let mut maturin = maturin(build, target, out)?;
+    let mut maturin = maturin(build, target, out);
     maturin.current_dir(build.workspace.join("packaging/pypi/cli"));
+    cargo_env::record(build, target, &mut maturin)?;
     run(&mut maturin, &format!("building the scratchpad-cli wheel for {}", target.triple))?;
     let binary = build.artifacts(target).join(target.exe);
     if binary.is_file() { Ok(binary) } else { Err(format!("maturin left no binary at {}", binary.display())) }
@@ -22,14 +24,13 @@ pub fn cli_wheel(build: &Build, target: &Target, out: &Path) -> Result<PathBuf, 
 
 /// The host's wheel for `target` (a Linux target) into `out`.
 pub fn host_wheel(build: &Build, target: &Target, out: &Path) -> Result<(), String> {
-    let mut maturin = maturin(build, target, out)?;
+    let mut maturin = maturin(build, target, out);
     maturin.arg("--manifest-path").arg(build.workspace.join("bindings/python/Cargo.toml"));
     run(&mut maturin, &format!("building the scratchpad-host wheel for {}", target.triple))
 }
 
-/// `maturin build` for `target` with the build's profile, into `out`, its cargo environment
-/// recorded for the Node addon ([`cargo_env`]).
-fn maturin(build: &Build, target: &Target, out: &Path) -> Result<Command, String> {
+/// `maturin build` for `target` with the build's profile, into `out`.
+fn maturin(build: &Build, target: &Target, out: &Path) -> Command {
     let mut maturin = build.tools.maturin();
     maturin
         .args(["build", "--locked", "--profile", build.profile, "--target", target.triple, "--out"])
@@ -45,6 +46,5 @@ fn maturin(build: &Build, target: &Target, out: &Path) -> Result<Command, String
     for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR_OVERRIDE"] {
         maturin.env_remove(var);
     }
-    cargo_env::record(build, target, &mut maturin)?;
-    Ok(maturin)
+    maturin
 }
