@@ -1,8 +1,10 @@
 //! The release artifacts the install tests install: `cargo xtask dist` for this machine's
 //! platform (`x86_64-unknown-linux-gnu`: the CLI linked against glibc 2.17 through zig, its
 //! tarball, npm packages and wheel, and the host's manylinux wheel), in the `dev` profile to
-//! keep the suite's build short, into `target/dist-test`. Built once per test process; cargo
-//! keeps the build itself warm across runs (`target/dist-build`).
+//! keep the suite's build short, into `target/dist-test`. Built once per `cargo test` run: the
+//! first test process that asks builds, the others of the same run (`cargo test` runs each test
+//! binary as a child of one cargo process) reuse what it built. Cargo keeps the build itself
+//! warm across runs (`target/dist-build`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,9 +22,38 @@ pub fn artifacts() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let out = root().join("target/dist-test");
-        build(&[TARGET], &out);
+        // Which run built them, beside them: `SHA256SUMS` lists everything in `out`.
+        let stamp = root().join("target/dist-test.run");
+        // A test process of the same run waits here while another builds.
+        let lock = std::fs::File::create(root().join("target/dist-test.lock")).expect("creating target/dist-test.lock");
+        lock.lock().expect("locking target/dist-test.lock");
+        let run = test_run();
+        let built = run.is_some() && std::fs::read_to_string(&stamp).ok() == run;
+        if !built {
+            // Gone first: a build that fails leaves no stamp naming this run.
+            let _ = std::fs::remove_file(&stamp);
+            build(&[TARGET], &out);
+            if let Some(run) = &run {
+                std::fs::write(&stamp, run).expect("writing target/dist-test.run");
+            }
+        }
         out
     })
+}
+
+/// The `cargo test` (or nextest) run this test process is part of: its parent's process ID and
+/// start time. `None` when the parent is something else (a test binary run by hand, from a
+/// shell whose sources may have changed since): that process builds.
+fn test_run() -> Option<String> {
+    let parent = std::os::unix::process::parent_id();
+    let name = std::fs::read_to_string(format!("/proc/{parent}/comm")).ok()?;
+    if !matches!(name.trim_end(), "cargo" | "cargo-nextest") {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{parent}/stat")).ok()?;
+    // proc(5): field 22, `starttime`; fields from the third on follow the name's `)`.
+    let start = stat.rsplit_once(')')?.1.split_whitespace().nth(19)?;
+    Some(format!("{parent} {start}"))
 }
 
 /// Runs `cargo xtask dist` for `targets` in the `dev` profile into `out`.
