@@ -84,3 +84,18 @@ pub fn file(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
     assert_eq!(found.len(), 1, "one {prefix}…{suffix} in {}: {found:?}", dir.display());
     found.into_iter().next().unwrap()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::test_run;
+
+    #[test]
+    fn a_test_process_under_cargo_names_its_run_by_the_parent_cargo() {
+        // This unit test runs under `cargo test` (or nextest), as the suite's binaries do.
+        let run = test_run().expect("the parent is cargo, so the run has a name");
+        let (pid, start) = run.split_once(' ').expect("`PID START`");
+        assert_eq!(pid, std::os::unix::process::parent_id().to_string());
+        assert!(start.parse::<u64>().is_ok_and(|ticks| ticks > 0), "a start time in clock ticks: {run}");
+        assert_eq!(test_run(), Some(run), "the same run each time it is asked");
+    }
+}
