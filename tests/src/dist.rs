@@ -1,7 +1,8 @@
 //! The release artifacts the install tests install: `cargo xtask dist` for this machine's
 //! platform (`x86_64-unknown-linux-gnu`: the CLI linked against glibc 2.17 through zig, its
-//! tarball, npm packages and wheel, and the host's manylinux wheel), in the `dev` profile to
-//! keep the suite's build short, into `target/dist-test`. Built once per `cargo test` run: the
+//! tarball, npm packages and wheel, and the host's manylinux wheel), in the `dist-test` profile
+//! (the root `Cargo.toml`: unoptimised but for Cranelift) to keep the suite's build short, into
+//! `target/dist-test`. Built once per `cargo test` run: the
 //! first test process that asks builds, the others of the same run (`cargo test` runs each test
 //! binary as a child of one cargo process) reuse what it built. Cargo keeps the build itself
 //! warm across runs (`target/dist-build`).
@@ -56,10 +57,13 @@ fn test_run() -> Option<String> {
     Some(format!("{parent} {start}"))
 }
 
-/// Runs `cargo xtask dist` for `targets` in the `dev` profile into `out`.
+/// The cargo profile of the artifacts the tests build.
+const PROFILE: &str = "dist-test";
+
+/// Runs `cargo xtask dist` for `targets` in the [`PROFILE`] into `out`.
 pub fn build(targets: &[&str], out: &Path) {
     let mut xtask = Command::new(env!("CARGO"));
-    xtask.args(["xtask", "dist", "--profile", "dev", "--out"]).arg(out).current_dir(root());
+    xtask.args(["xtask", "dist", "--profile", PROFILE, "--out"]).arg(out).current_dir(root());
     for target in targets {
         xtask.args(["--target", target]);
     }

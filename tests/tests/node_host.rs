@@ -1,5 +1,5 @@
 //! The Node package of the host (`bindings/node`, `@scratchpad-dev/host`): the packages `cargo
-//! xtask dist` packs for this platform (`scratchpad_tests::dist`, dev profile), installed from
+//! xtask dist` packs for this platform (`scratchpad_tests::dist`, `dist-test` profile), installed from
 //! their tarballs into a fresh directory with the pinned packages of
 //! `bindings/node/test/package.json` (the AI SDK, TypeScript), then tested there on Node 24:
 //! the published types by `tsc --strict`, and the package by node's test runner

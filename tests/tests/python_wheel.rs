@@ -1,5 +1,5 @@
 //! The Python wheel (`bindings/python`, import name `scratchpad`): the manylinux wheel `cargo
-//! xtask dist` builds for this platform (`scratchpad_tests::dist`, dev profile), installed into
+//! xtask dist` builds for this platform (`scratchpad_tests::dist`, `dist-test` profile), installed into
 //! a fresh virtualenv, and tested there by pytest (`bindings/python/tests`): every method and
 //! error, threads and processes on one SQLite file, PostgreSQL (a fresh database on this test
 //! process's server, the Rust suite's harness), a plugin that loops forever, the LangChain
