@@ -73,6 +73,30 @@ async fn an_infinite_loop_in_a_tool_is_interrupted_at_the_configured_deadline() 
     still_serving(&host).await;
 }
 
+// One executor thread: a guest that spins must give it back (it yields at every epoch tick),
+// or the other session's call could not run until the loop's deadline. This is what a
+// synchronous call path would lose (docs/benchmarks.md, "Fourth pass").
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn an_infinite_loop_never_holds_the_executor_from_other_sessions() {
+    let fx = Fixture::new();
+    let host = hostile(&fx, limits(|l| l.call_timeout = Duration::from_secs(2)), json!({})).await;
+    let looping = tokio::spawn({
+        let host = host.clone();
+        async move { host.call_tool(&turn("s", "t1"), "p.loop", r#"{"mark":"lost"}"#).await }
+    });
+    // The loop takes the executor first.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!looping.is_finished(), "the loop ended before its deadline");
+    let other = tokio::spawn({
+        let host = host.clone();
+        async move { host.call_tool(&turn("other", "t1"), "session.scratchpad", SET_NOTES).await }
+    });
+    other.await.unwrap().expect("the other session's call is served");
+    assert!(!looping.is_finished(), "the other session's call was served only after the loop's deadline");
+    let (failure, _) = expect_failure(looping.await.unwrap(), "tool p.loop");
+    assert_eq!(failure, PluginFailure::Timeout { limit_ms: 2000 });
+}
+
 #[tokio::test]
 async fn an_infinite_loop_in_a_hook_is_interrupted_and_names_the_hook() {
     let fx = Fixture::new();
