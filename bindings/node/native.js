@@ -10,6 +10,7 @@ const { join } = require('node:path');
 const PACKAGES = {
   "linux-x64-gnu": "@scratchpad-dev/host-linux-x64-gnu",
   "linux-arm64-gnu": "@scratchpad-dev/host-linux-arm64-gnu",
+  "win32-x64": "@scratchpad-dev/host-win32-x64",
 };
 
 /** `linux-x64-gnu`, `darwin-arm64`, …: this process's platform as the packages name it. */

@@ -42,6 +42,18 @@ pub fn assert_demo_output(out: &str) {
     }
 }
 
+/// What the README's Node example (`bindings/node/test/example.mjs`) prints, on every platform
+/// its addon is built for.
+pub const NODE_EXAMPLE_OUTPUT: &str = "Plan set.\n\
+                                       Usage: notes 0/4000 chars; plan 18/2000 chars; refs 0/50 items\n\
+                                       [Session Scratchpad - your persistent working memory]\n\
+                                       ## Plan\n\
+                                       1. Fix X\n\
+                                       2. Test Y\n\
+                                       [End Scratchpad]\n\
+                                       \n\
+                                       continue\n";
+
 /// The committed file of the first-party component `name` (`components/wasm/`, the bytes the
 /// host embeds), for the tests that want a file.
 pub fn first_party(name: &str) -> PathBuf {

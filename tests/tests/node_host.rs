@@ -19,17 +19,6 @@ use scratchpad_tests::runtimes::{node24, root, run};
 /// program would.
 const FILES: &[&str] = &["package.json", "types.ts", "host.test.mjs", "ai-sdk.test.mjs", "example.mjs"];
 
-/// What the README's example prints.
-const EXAMPLE: &str = "Plan set.\n\
-                       Usage: notes 0/4000 chars; plan 18/2000 chars; refs 0/50 items\n\
-                       [Session Scratchpad - your persistent working memory]\n\
-                       ## Plan\n\
-                       1. Fix X\n\
-                       2. Test Y\n\
-                       [End Scratchpad]\n\
-                       \n\
-                       continue\n";
-
 /// A fresh directory with the packed packages and the tests' pinned packages installed.
 fn installed(dir: &Path) {
     let tests = root().join("bindings/node/test");
@@ -86,5 +75,5 @@ fn the_node_package_installs_from_its_tarballs_and_passes_its_tests() {
         Command::new(&node).arg("example.mjs").arg(dir.path().join("example.db")).current_dir(dir.path()),
         "the README's example",
     );
-    assert_eq!(String::from_utf8_lossy(&example.stdout), EXAMPLE);
+    assert_eq!(String::from_utf8_lossy(&example.stdout), scratchpad_tests::NODE_EXAMPLE_OUTPUT);
 }

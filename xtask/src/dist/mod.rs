@@ -6,7 +6,7 @@
 //! - `scratchpad-<version>-<target>.tar.gz` (the binary, the README, the licence), and
 //! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`);
 //! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension), and
-//! - on Linux, the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>-gnu`).
+//! - the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>[-gnu]`).
 //!
 //! Then the npm packages that choose among the platform packages: the launcher
 //! `@scratchpad-dev/cli` (`bin: scratchpad`) and the Claude Code plugin
@@ -97,13 +97,9 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
         if target.has_host_wheel() {
             python::host_wheel(&build, target, out)?;
         }
-        if target.has_node_addon() {
-            addon_packages.push((*target, node::addon_package(&build, target, out)?));
-        }
+        addon_packages.push((*target, node::addon_package(&build, target, out)?));
     }
-    if !addon_packages.is_empty() {
-        node::host_package(&build, &addon_packages, out)?;
-    }
+    node::host_package(&build, &addon_packages, out)?;
     npm::launcher(&build, &platform_packages, out)?;
     npm::claude_code_plugin(&build, &platform_packages, out)?;
     write_sha256sums(out)

@@ -4,13 +4,15 @@
 //! dependencies at the exact same version; its `native.js` loads the one npm installed.
 //!
 //! The addon builds with the environment maturin gave cargo for the CLI's wheel
-//! ([`cargo_env`]), so it links glibc 2.17 through zig as the CLI does and reuses that build.
+//! ([`cargo_env`]), so it reuses that build and, on Linux, links glibc 2.17 through zig as the
+//! CLI does.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use super::npm::{self, Packed};
+use super::targets::Linker;
 use super::{Build, Target, VERSION, cargo_env, run};
 
 /// The main package; the platform packages are named after it.
@@ -45,6 +47,9 @@ pub fn addon_package(build: &Build, target: &Target, out: &Path) -> Result<Packe
 /// `cargo build` of the addon for `target` in maturin's environment: the library's path.
 fn addon(build: &Build, target: &Target) -> Result<PathBuf, String> {
     let mut cargo = cargo_env::replay(build, target)?;
+    if target.linker == Linker::Mingw {
+        cargo.env("LIBNODE_PATH", libnode_stub(build)?);
+    }
     cargo.args([
         "build",
         "--locked",
@@ -57,8 +62,22 @@ fn addon(build: &Build, target: &Target) -> Result<PathBuf, String> {
         target.triple,
     ]);
     run(&mut cargo, &format!("building the Node addon for {}", target.triple))?;
-    let library = build.artifacts(target).join("libscratchpad_node.so");
+    let library = build.artifacts(target).join(target.cdylib("scratchpad_node"));
     if library.is_file() { Ok(library) } else { Err(format!("cargo left no addon at {}", library.display())) }
+}
+
+/// napi-rs links a `*-windows-gnu` addon with `-lnode`, and napi-build wants a `libnode.dll`
+/// (in `LIBNODE_PATH`) for that, which Node for Windows does not ship: `node.exe` itself exports
+/// the functions. The addon looks every `napi_*` function up in the process when it loads
+/// (napi's `dyn-symbols`, bindings/node/Cargo.toml), so the link takes no symbol from the
+/// library: an empty archive under that name satisfies it (the linker reads a library by its
+/// contents, not its name). The directory holding it.
+fn libnode_stub(build: &Build) -> Result<PathBuf, String> {
+    let dir = build.target_dir().join("libnode-stub");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let stub = dir.join("libnode.dll");
+    std::fs::write(&stub, b"!<arch>\n").map_err(|e| format!("writing {}: {e}", stub.display()))?;
+    Ok(dir)
 }
 
 /// `@scratchpad-dev/host`, depending on `platforms`, packed into `out`.

@@ -82,11 +82,12 @@ impl Target {
         self.linker == Linker::ZigGlibc217
     }
 
-    /// Whether the Node addon is built for this platform: where maturin's zig environment
-    /// builds it beside the wheel (see `cargo_env.rs`). Windows is not yet: Node's import
-    /// library for `*-windows-gnu` is not set up.
-    pub fn has_node_addon(&self) -> bool {
-        self.linker == Linker::ZigGlibc217
+    /// The file name cargo gives the `cdylib` of crate `name` (its `lib_name`) on this platform.
+    pub fn cdylib(&self, name: &str) -> String {
+        match self.linker {
+            Linker::ZigGlibc217 => format!("lib{name}.so"),
+            Linker::Mingw => format!("{name}.dll"),
+        }
     }
 
     /// The platform's name in Node addons (`linux-x64-gnu`): the addon's file is
@@ -128,12 +129,11 @@ mod tests {
     fn the_addon_loaders_table_names_exactly_the_addon_packages() {
         // bindings/node/native.js maps `platform-arch-libc` to the package by hand.
         let loader = include_str!("../../../bindings/node/native.js");
-        let addons: Vec<&Target> = ALL.iter().filter(|t| t.has_node_addon()).collect();
-        for target in &addons {
+        for target in ALL {
             let line = format!("\"{0}\": \"{1}-{0}\",", target.node_platform(), super::super::node::HOST);
             assert!(loader.contains(&line), "the loader lacks {line}");
         }
-        assert_eq!(loader.matches("\"@scratchpad-dev/host-").count(), addons.len(), "the loader names another package");
+        assert_eq!(loader.matches("\"@scratchpad-dev/host-").count(), ALL.len(), "the loader names another package");
     }
 
     #[test]
