@@ -2,9 +2,9 @@
 //! platform (`x86_64-unknown-linux-gnu`: the CLI linked against glibc 2.17 through zig, its
 //! tarball, npm packages and wheel, and the host's manylinux wheel), in the `dist-test` profile
 //! (the root `Cargo.toml`: unoptimised but for Cranelift) to keep the suite's build short, into
-//! `target/dist-test`. Built once per `cargo test` run: the
-//! first test process that asks builds, the others of the same run (`cargo test` runs each test
-//! binary as a child of one cargo process) reuse what it built. Cargo keeps the build itself
+//! `target/dist-test`. Built once per `cargo test` run: the first test process that asks
+//! builds, the others of the same run (`cargo test` runs each test binary as a child of one cargo
+//! process) reuse what it built. Cargo keeps the build itself
 //! warm across runs (`target/dist-build`).
 
 use std::path::{Path, PathBuf};

@@ -156,9 +156,7 @@ fn the_windows_node_addon_runs_the_readme_example_under_wine() {
     std::fs::copy(root().join("bindings/node/test/example.mjs"), app.join("example.mjs")).unwrap();
 
     // Node 22 refuses Windows before 10, which a fresh wine 8 prefix says it is (build 7601).
-    let mut winecfg = Command::new("wine");
-    winecfg.args(["winecfg", "/v", "win10"]).env("WINEPREFIX", dir.path().join("wine")).env("WINEDEBUG", "-all");
-    run(&mut winecfg, "setting the wine prefix to Windows 10");
+    run(wine(Path::new("winecfg"), dir.path()).args(["/v", "win10"]), "setting the wine prefix to Windows 10");
 
     // Node under wine cannot open a pipe as stdout or stderr (EBADF): both go to files.
     let printed = dir.path().join("example.out");
