@@ -44,13 +44,17 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAlloc
         .max_memory_size(usize::try_from(max_memory_bytes).context("memory cap too large")?)
         // A fresh instance per call means every call starts in a recycled slot. By default the
         // slot's memory is given back with madvise and every page the next call touches
-        // faults in again, which cost more than the call itself. Instead keep the low pages
-        // resident and reset just the pages the last instance touched to the image's contents
-        // (PAGEMAP_SCAN finds them; without it the low `KEEP_RESIDENT` bytes are reset with
-        // memset). The next instance still sees exactly its initial memory.
+        // faults in again, which cost more than the call itself. Instead keep the low
+        // `KEEP_RESIDENT` bytes resident, reset in place to the image's contents (memcpy and
+        // memset); the rest is given back. The next instance sees exactly its initial memory.
         .linear_memory_keep_resident(KEEP_RESIDENT)
         .table_keep_resident(KEEP_RESIDENT_TABLES)
-        .pagemap_scan(Enabled::Auto)
+        // Not PAGEMAP_SCAN (resetting only the pages written), though it halves the cost of an
+        // instance: wasmtime 48's scan skips a written page the kernel has swapped out, and the
+        // next instance in the slot reads the last one's data from it — another session's, or
+        // in a table, a dead instance's function pointers (fixed in wasmtime 50, PR #14357).
+        // `sandbox_isolation.rs` swaps such a page out for real; docs/benchmarks.md the cost.
+        .pagemap_scan(Enabled::No)
         // The zeroed fiber stacks (`async_stack_zeroing` below): the first bytes are zeroed
         // with memset and stay resident, the rest by the kernel (a system call).
         .async_stack_keep_resident(KEEP_RESIDENT_STACK);

@@ -218,3 +218,140 @@ async fn a_secret_a_call_leaves_on_its_stack_or_heap_is_not_in_the_next_calls_me
         }
     }
 }
+
+/// A host under memory pressure may swap out the pages a call wrote before its instance's slot
+/// is reset. The reset must still give the next instance the image's contents: a written page
+/// that is not resident is still written. (wasmtime 48's `PAGEMAP_SCAN` reset looked only for
+/// written pages that were resident, and left a swapped-out one to the next instance in the
+/// slot, with the last call's data in it; wasmtime PR #14357.)
+///
+/// The test swaps for real: it turns on a swap file for its duration (as root, like
+/// PostgreSQL's set-up here) unless swap is already on, and while the probe's call lingers
+/// after stashing its secret, asks the kernel to page out the process's writable memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_on_a_page_swapped_out_before_the_reset_is_not_in_the_next_calls_memory() {
+    let _swap = swap::Enabled::ensure();
+    for warm_instances in [0, 2] {
+        let fx = Fixture::new();
+        let mut limits = scratchpad_host::Limits::default();
+        limits.call_timeout = std::time::Duration::from_secs(30);
+        let mut config = fx.config(vec![probe("probe", "p").with_limits(limits)]);
+        (config.instance_allocation, config.warm_instances) = (InstanceAllocation::Pooling, warm_instances);
+        let host = Host::open(config).await.unwrap();
+        host.create_session("s", Origin::New).await.unwrap();
+        host.create_session("other", Origin::New).await.unwrap();
+        for i in 0..3 {
+            let secret = format!("SECRET-{i}-swapped-7d1e");
+            let stash = json!({ "secret": secret, "linger": 300_000_000u64 }).to_string();
+            let pager = swap::Pager::start();
+            let out = host.call_tool(&turn("s", &format!("a{i}")), "p.stash", &stash).await.unwrap();
+            let paged = pager.stop();
+            assert!(paged > 0, "nothing was paged out while the call lingered");
+            let stashed: serde_json::Value = serde_json::from_str(&out.content).unwrap();
+            assert_eq!(stashed["echo"], json!([secret, secret]), "the probe reads its own stash back");
+            let peek = json!({ "addr": stashed["heap"], "len": stashed["len"] }).to_string();
+            let seen = host.call_tool(&turn("other", &format!("b{i}")), "p.peek", &peek).await.unwrap().content;
+            assert!(
+                !seen.contains("SECRET"),
+                "warm_instances = {warm_instances}: another session's call {i} found a swapped-out secret: {seen:?}"
+            );
+        }
+    }
+}
+
+mod swap {
+    use std::path::PathBuf;
+    use std::process::Command;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::thread::JoinHandle;
+    use std::time::Duration;
+
+    /// Swap on for as long as it lives: a swap file it made, or swap that was already on.
+    pub struct Enabled {
+        file: Option<(tempfile::TempDir, PathBuf)>,
+    }
+
+    impl Enabled {
+        pub fn ensure() -> Self {
+            let swaps = std::fs::read_to_string("/proc/swaps").expect("reading /proc/swaps");
+            if swaps.lines().count() > 1 {
+                return Enabled { file: None };
+            }
+            // Not in /tmp: swap files cannot live on tmpfs. Beside the build, on a disk.
+            let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+            let path = dir.path().join("swap");
+            // Allocated, not sparse: swapon refuses a file with holes.
+            run(Command::new("fallocate").arg("-l").arg("1G").arg(&path));
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+            run(Command::new("mkswap").arg(&path));
+            run(Command::new("swapon").arg(&path));
+            Enabled { file: Some((dir, path)) }
+        }
+    }
+
+    impl Drop for Enabled {
+        fn drop(&mut self) {
+            if let Some((_dir, path)) = &self.file {
+                let _ = Command::new("swapoff").arg(path).status();
+            }
+        }
+    }
+
+    fn run(command: &mut Command) {
+        let out = command.output().unwrap_or_else(|e| panic!("running {command:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "{command:?} failed: {}\nThis test swaps memory out for real: it needs swap on, or root to turn a swap file on.",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A thread asking the kernel to page out every writable private mapping of this process
+    /// (`MADV_PAGEOUT`), over and over until stopped.
+    pub struct Pager {
+        stop: Arc<AtomicBool>,
+        paged: Arc<AtomicUsize>,
+        thread: JoinHandle<()>,
+    }
+
+    impl Pager {
+        pub fn start() -> Self {
+            let (stop, paged) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+            let (flag, count) = (stop.clone(), paged.clone());
+            let thread = std::thread::spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    count.fetch_add(page_out_writable(), Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            Pager { stop, paged, thread }
+        }
+
+        /// Stops paging; how many times a mapping was paged out.
+        pub fn stop(self) -> usize {
+            self.stop.store(true, Ordering::Relaxed);
+            self.thread.join().unwrap();
+            self.paged.load(Ordering::Relaxed)
+        }
+    }
+
+    fn page_out_writable() -> usize {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("reading /proc/self/maps");
+        let mut paged = 0;
+        for line in maps.lines() {
+            let mut fields = line.split_whitespace();
+            let (Some(range), Some(perms)) = (fields.next(), fields.next()) else { continue };
+            if !perms.starts_with("rw") || !perms.ends_with('p') || line.ends_with("[vsyscall]") {
+                continue;
+            }
+            let Some((start, end)) = range.split_once('-') else { continue };
+            let (start, end) = (usize::from_str_radix(start, 16).unwrap(), usize::from_str_radix(end, 16).unwrap());
+            // SAFETY: advice only: MADV_PAGEOUT never changes what the memory holds.
+            if unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT) } == 0 {
+                paged += 1;
+            }
+        }
+        paged
+    }
+}

@@ -16,7 +16,8 @@
 //! and start), so a test sees what the plugin before it in the chain handed on.
 //!
 //! `stash` copies `{"secret": …}` into a buffer on its stack and one on its heap (both in its
-//! linear memory) and answers their addresses, with what reading them back there gives;
+//! linear memory; the heap's alone in its page) and answers their addresses, with what reading
+//! them back there gives, after looping `linger` times (optional) touching no memory;
 //! `peek` answers what is at `{"addr": …, "len": …}` of its memory now (or that it is past the
 //! memory's end). A later call that peeks at a stash's addresses sees what a fresh instance
 //! has there, never the secret.
@@ -215,9 +216,16 @@ impl Plugin for Probe {
                 let mut on_stack = [0u8; 256];
                 let len = secret.len().min(on_stack.len());
                 on_stack[..len].copy_from_slice(&secret[..len]);
-                let on_heap: &'static mut [u8] = Box::leak(secret.clone().into_boxed_slice());
+                let on_heap = page_of_its_own(&secret);
                 let (stack, heap) = (std::hint::black_box(&on_stack).as_ptr() as usize, on_heap.as_ptr() as usize);
                 let echo = (peek(stack, len), peek(heap, len));
+                // Time for a test to have the kernel swap the stash's page out while the
+                // instance is alive: the loop touches no memory.
+                let linger = args["linger"].as_u64().unwrap_or(0);
+                let mut n = 0u64;
+                while std::hint::black_box(n) < linger {
+                    n += 1;
+                }
                 json!({ "stack": stack, "heap": heap, "len": len, "echo": [echo.0, echo.1] }).to_string()
             }
             "peek" => {
@@ -241,6 +249,18 @@ fn describe(error: &StorageError) -> String {
         }
         StorageError::InvalidKey(m) => format!("invalid key: {m}"),
     }
+}
+
+/// A leaked copy of `bytes` at the start of a 4 KiB page that holds nothing else of the heap
+/// (the leaked buffer covers the whole page), so no later work of the call touches it.
+fn page_of_its_own(bytes: &[u8]) -> &'static mut [u8] {
+    const PAGE: usize = 4096;
+    let buffer: &'static mut [u8] = Box::leak(vec![0u8; 2 * PAGE].into_boxed_slice());
+    let start = (PAGE - buffer.as_ptr() as usize % PAGE) % PAGE;
+    let len = bytes.len().min(PAGE);
+    let page = &mut buffer[start..start + len];
+    page.copy_from_slice(&bytes[..len]);
+    page
 }
 
 fn spin() -> ! {
