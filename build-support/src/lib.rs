@@ -27,6 +27,11 @@
 //!   observations plugin runs over whole offloaded entries, then use vector code instead of a
 //!   byte at a time. Every runtime the components are run on (wasmtime, V8 under jco,
 //!   wasmtime-py) supports it.
+//! - Components keep a 128 KiB stack in their linear memory instead of Rust's default 1 MiB.
+//!   The host copies a used instance's memory back from the image before the next call gets its
+//!   slot, the stack included, so the stack's size is paid on every call (docs/benchmarks.md:
+//!   1 MiB made recycling an instance twice as dear). Every test passes with 32 KiB; a parse
+//!   nested to serde_json's limit of 128 levels is the deepest the suite goes.
 //! - A build script's caller reruns only when the component sources, the WIT contract or the
 //!   lock file change (`rerun-if-changed`), so an unchanged tree costs nothing.
 //! - A missing wasm target is the one setup step a fresh machine lacks
@@ -44,6 +49,9 @@ pub const TARGET: &str = "wasm32-wasip2";
 pub const PROFILE: &str = "component";
 /// Codegen flags of every wasm crate built here (see the module docs).
 const SIMD: &str = "-Ctarget-feature=+simd128";
+/// The stack each component keeps at the bottom of its linear memory: 128 KiB instead of
+/// Rust's 1 MiB (see the module's documentation).
+const STACK: &str = "-Clink-arg=-zstack-size=131072";
 /// What this workspace's path becomes in the built bytes.
 const WORKSPACE_REMAPPED: &str = "/scratchpad";
 /// What cargo's home (the registry's unpacked sources) becomes in the built bytes.
@@ -133,7 +141,7 @@ pub fn cargo_build(
 /// The rustflags of every wasm build, in `CARGO_ENCODED_RUSTFLAGS` form (separated by 0x1f,
 /// so paths with spaces survive).
 fn encoded_rustflags(workspace: &Path) -> OsString {
-    let mut flags = vec![OsString::from(SIMD), remap(workspace, WORKSPACE_REMAPPED)];
+    let mut flags = vec![OsString::from(SIMD), OsString::from(STACK), remap(workspace, WORKSPACE_REMAPPED)];
     if let Some(home) = cargo_home() {
         flags.push(remap(&home, CARGO_HOME_REMAPPED));
     }
