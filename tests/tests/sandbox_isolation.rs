@@ -233,8 +233,7 @@ async fn a_secret_on_a_page_swapped_out_before_the_reset_is_not_in_the_next_call
     let _swap = swap::Enabled::ensure();
     for warm_instances in [0, 2] {
         let fx = Fixture::new();
-        let mut limits = scratchpad_host::Limits::default();
-        limits.call_timeout = std::time::Duration::from_secs(30);
+        let limits = scratchpad_host::Limits { call_timeout: std::time::Duration::from_secs(30), ..Default::default() };
         let mut config = fx.config(vec![probe("probe", "p").with_limits(limits)]);
         (config.instance_allocation, config.warm_instances) = (InstanceAllocation::Pooling, warm_instances);
         let host = Host::open(config).await.unwrap();
