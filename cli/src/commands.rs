@@ -42,6 +42,15 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ui(args) => crate::ui::run(global.host_config()?, args).await,
         Command::Hook(args) => crate::hook::run(global.host_config()?, args).await,
         Command::Setup(command) => crate::setup::run(command, global.json),
+        Command::Precompile { dir, target } => {
+            let written = scratchpad_host::precompiled::write(&dir, target.as_deref())?;
+            if global.json {
+                print_json(&json!({ "ok": true, "written": written }));
+            } else {
+                written.iter().for_each(|path| println!("{}", path.display()));
+            }
+            Ok(())
+        }
         Command::ImportOpenclaw { path } => {
             let report = open(&global).await?.import_openclaw(&path).await?;
             if global.json {

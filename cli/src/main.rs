@@ -170,6 +170,16 @@ enum Command {
     },
     /// List the loaded plugins with their tools and limits
     Plugins,
+    /// Compile the embedded components ahead of time into DIR, for a package to ship as
+    /// `precompiled/` beside this binary: a fresh install then starts without compiling them
+    Precompile {
+        /// Where to write them (`<sha256>.cwasm` each)
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Compile for this target triple instead of this machine's
+        #[arg(long, value_name = "TRIPLE")]
+        target: Option<String>,
+    },
     /// Show a component's identity, the powers it asks for, its signature, imports, exports and tools
     Inspect {
         /// The component: a file, or oci://HOST/REPO:TAG or …@sha256:DIGEST
@@ -234,6 +244,7 @@ impl Global {
             config.plugins.push(PluginSpec::parse_source(source, Path::new(".")).map_err(anyhow::Error::msg)?);
         }
         self.apply_trust(&mut config)?;
+        config.precompiled_dir = precompiled_beside_binary();
         Ok(config)
     }
 
@@ -271,6 +282,13 @@ impl Global {
         }
         Ok(())
     }
+}
+
+/// The directory of components compiled ahead of time that a package ships beside this
+/// binary (`scratchpad precompile`), when there is one.
+fn precompiled_beside_binary() -> Option<PathBuf> {
+    let dir = std::env::current_exe().ok()?.parent()?.join("precompiled");
+    dir.is_dir().then_some(dir)
 }
 
 /// `NAME=VALUE` of a flag, or a usage error naming the flag.

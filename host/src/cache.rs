@@ -14,9 +14,29 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// Compiles `wasm`, or loads its compiled form from `cache_dir` when it is there.
-pub(crate) fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<Component> {
-    let Some(dir) = cache_dir else {
+/// Where compiled components are found: the host's compile cache (read and written) and the
+/// components compiled ahead of time (`precompiled.rs`, read only).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Dirs {
+    pub(crate) cache: Option<PathBuf>,
+    pub(crate) precompiled: Option<PathBuf>,
+}
+
+impl Dirs {
+    pub(crate) fn of(config: &crate::HostConfig) -> Self {
+        Dirs { cache: config.cache_dir.clone(), precompiled: config.precompiled_dir.clone() }
+    }
+}
+
+/// Loads `wasm` compiled ahead of time when it is in `dirs.precompiled`, else from the cache
+/// when it is there, else compiles it (and caches it).
+pub(crate) fn load_component(engine: &Engine, wasm: &[u8], dirs: &Dirs) -> anyhow::Result<Component> {
+    if let Some(dir) = &dirs.precompiled
+        && let Some(component) = crate::precompiled::load(engine, &digest(wasm), dir)
+    {
+        return Ok(component);
+    }
+    let Some(dir) = &dirs.cache else {
         return Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component");
     };
     let path = entry_path(engine, wasm, dir);
@@ -39,11 +59,15 @@ pub(crate) fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Pa
     Ok(component)
 }
 
+/// The hex SHA-256 of a component's bytes.
+pub(crate) fn digest(wasm: &[u8]) -> String {
+    hex::encode(Sha256::digest(wasm))
+}
+
 fn entry_path(engine: &Engine, wasm: &[u8], dir: &Path) -> PathBuf {
     let mut compat = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut compat);
-    let digest = hex::encode(Sha256::digest(wasm));
-    dir.join(format!("{digest}-{:016x}.cwasm", compat.finish()))
+    dir.join(format!("{}-{:016x}.cwasm", digest(wasm), compat.finish()))
 }
 
 fn store(component: &Component, path: &Path) -> anyhow::Result<()> {
@@ -66,6 +90,10 @@ mod tests {
         crate::engine::build(64 << 20, 4, crate::InstanceAllocation::OnDemand).unwrap()
     }
 
+    fn cached(dir: &Path) -> Dirs {
+        Dirs { cache: Some(dir.to_owned()), precompiled: None }
+    }
+
     fn inode(path: &Path) -> u64 {
         std::fs::metadata(path).unwrap().ino()
     }
@@ -74,19 +102,19 @@ mod tests {
     fn a_cached_component_is_loaded_not_recompiled_and_a_corrupt_entry_is_replaced() {
         let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
         let wasm = crate::embedded::component("scratchpad").unwrap();
-        load_component(&engine, wasm, Some(dir.path())).unwrap();
+        load_component(&engine, wasm, &cached(dir.path())).unwrap();
         let entry = entry_path(&engine, wasm, dir.path());
         let first = inode(&entry);
         assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"), "the entry is a compiled artifact");
 
         // A hit deserializes the entry: it is not written again.
-        load_component(&engine, wasm, Some(dir.path())).unwrap();
+        load_component(&engine, wasm, &cached(dir.path())).unwrap();
         assert_eq!(inode(&entry), first, "a cache hit leaves the entry alone");
 
         // A corrupt entry is refused by wasmtime, recompiled, and replaced whole.
         std::fs::write(&entry, b"not a compiled component").unwrap();
         let corrupt = inode(&entry);
-        load_component(&engine, wasm, Some(dir.path())).expect("a corrupt entry falls back to compiling");
+        load_component(&engine, wasm, &cached(dir.path())).expect("a corrupt entry falls back to compiling");
         assert_ne!(inode(&entry), corrupt);
         assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"));
     }

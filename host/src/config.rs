@@ -289,6 +289,11 @@ pub struct HostConfig {
     /// Where compiled components are cached. Default: `$XDG_CACHE_HOME/scratchpad`.
     /// `None` disables the cache (every start compiles).
     pub cache_dir: Option<PathBuf>,
+    /// A directory of the embedded components compiled ahead of time
+    /// ([`crate::precompiled`]), loaded instead of compiling them when they fit this engine and
+    /// CPU. Trusted like the host's own binary: only a package's own files belong there.
+    /// Default none (the `scratchpad` CLI sets it to `precompiled/` beside its binary).
+    pub precompiled_dir: Option<PathBuf>,
     /// The tokenizer. Default: cl100k_base.
     pub tokenizer: Encoding,
     /// The plugins, in call order. Default: the embedded first-party components.
@@ -321,6 +326,7 @@ impl std::fmt::Debug for HostConfig {
         f.debug_struct("HostConfig")
             .field("database", &self.database)
             .field("cache_dir", &self.cache_dir)
+            .field("precompiled_dir", &self.precompiled_dir)
             .field("tokenizer", &self.tokenizer)
             .field("plugins", &self.plugins)
             .field("publishers", &self.publishers.iter().map(|p| &p.name).collect::<Vec<_>>())
@@ -339,6 +345,7 @@ impl Default for HostConfig {
         HostConfig {
             database: crate::Location::Sqlite(data_dir().join("scratchpad.db")),
             cache_dir: Some(cache_dir()),
+            precompiled_dir: None,
             tokenizer: Encoding::default(),
             plugins: crate::embedded::DEFAULT_PLUGINS.iter().map(|n| PluginSpec::embedded(n)).collect(),
             publishers: Vec::new(),

@@ -33,6 +33,13 @@ const MAX_WASM_STACK: usize = 1 << 20;
 /// `slots` how many instances may be alive at once. With [`InstanceAllocation::OnDemand`]
 /// every instance's memory is mapped when it is created instead of taken from a pool.
 pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAllocation) -> anyhow::Result<Engine> {
+    let config = config(max_memory_bytes, slots, allocation)?;
+    Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")
+}
+
+/// The configuration [`build`] makes its engine with: also what components compiled ahead of
+/// time are compiled with (`precompiled.rs`), so they load into this engine.
+pub(crate) fn config(max_memory_bytes: u64, slots: u32, allocation: InstanceAllocation) -> anyhow::Result<Config> {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * 4)
@@ -80,7 +87,7 @@ pub(crate) fn build(max_memory_bytes: u64, slots: u32, allocation: InstanceAlloc
     if std::env::var_os(PROFILER_ENV).is_some_and(|v| v == "perfmap") {
         config.profiler(ProfilingStrategy::PerfMap);
     }
-    Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")
+    Ok(config)
 }
 
 /// A thread that advances an engine's epoch every [`EPOCH_TICK`] until dropped.

@@ -101,8 +101,9 @@ impl Host {
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
         let sources = Sources::new(&config);
+        let dirs = crate::cache::Dirs::of(&config);
         for spec in &config.plugins {
-            let loaded = plugin::load(&sandbox, &sources, spec, config.cache_dir.as_deref(), warm).await?;
+            let loaded = plugin::load(&sandbox, &sources, spec, &dirs, warm).await?;
             for tool in &loaded.tools {
                 if let Some(&owner) = tool_owner.get(&tool.name) {
                     let owner: &LoadedPlugin = &plugins[owner];

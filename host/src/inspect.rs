@@ -42,9 +42,9 @@ pub async fn inspect(spec: PluginSpec, config: &HostConfig) -> anyhow::Result<In
     let unchecked = sources.get(&spec).await.map_err(|e| anyhow::anyhow!("{}: {e}", spec.name))?;
     let signature = sources.check(&spec, &unchecked);
     let bytes = unchecked.bytes;
-    let cache_dir = config.cache_dir.as_deref();
+    let dirs = crate::cache::Dirs::of(config);
     let engine = crate::engine::build(64 << 20, 2, crate::InstanceAllocation::OnDemand)?;
-    let (imports, exports) = match crate::cache::load_component(&engine, &bytes, cache_dir) {
+    let (imports, exports) = match crate::cache::load_component(&engine, &bytes, &dirs) {
         Ok(component) => {
             let ty = component.component_type();
             (
@@ -57,7 +57,7 @@ pub async fn inspect(spec: PluginSpec, config: &HostConfig) -> anyhow::Result<In
     let identity = crate::identity::digest(&bytes);
     let sandbox = Sandbox::new(engine, Arc::new(Tokenizer::new(Encoding::default())), 2)?;
     let spec = PluginSpec { source: PluginSource::Bytes(bytes), ..spec }.granting(Grants::ALL).unsigned();
-    let loaded = crate::plugin::load(&sandbox, &sources, &spec, cache_dir, 0).await;
+    let loaded = crate::plugin::load(&sandbox, &sources, &spec, &dirs, 0).await;
     let requested = loaded.as_ref().ok().and_then(|loaded| loaded.requested.map(Grants::names));
     let plugin = loaded.map(|loaded| loaded.tools).map_err(|e| e.to_string());
     Ok(Inspection { identity, imports, exports, requested, signature, plugin })

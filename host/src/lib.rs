@@ -48,6 +48,7 @@ pub mod interop;
 pub mod metrics;
 mod notepad;
 mod plugin;
+pub mod precompiled;
 mod prompt;
 mod resources;
 mod sandbox;

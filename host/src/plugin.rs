@@ -2,7 +2,6 @@
 //! checking it is one, compiling it (or taking it from the cache), checking it implements the
 //! contract, settling its powers ([`crate::grants`]), and asking it for its manifest.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -117,7 +116,7 @@ pub(crate) async fn load(
     sandbox: &Sandbox,
     sources: &Sources,
     spec: &PluginSpec,
-    cache_dir: Option<&Path>,
+    dirs: &crate::cache::Dirs,
     warm_instances: usize,
 ) -> Result<LoadedPlugin, Error> {
     let refuse = |message: String| Error::Load { plugin: spec.name.clone(), message };
@@ -129,10 +128,10 @@ pub(crate) async fn load(
     }
 
     let engine = sandbox.engine.clone();
-    let cache = cache_dir.map(Path::to_owned);
+    let dirs = dirs.clone();
     let owned = spec.clone();
     let (component, identity) = tokio::task::spawn_blocking(move || {
-        (crate::cache::load_component(&engine, &bytes, cache.as_deref()), crate::identity::of(&owned, &bytes))
+        (crate::cache::load_component(&engine, &bytes, &dirs), crate::identity::of(&owned, &bytes))
     })
     .await
     .map_err(|e| refuse(format!("compiling panicked: {e}")))?;

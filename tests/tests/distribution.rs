@@ -103,6 +103,12 @@ fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
 
+/// How many compiled components (`*.cwasm`) `dir` holds (0 when it does not exist).
+fn cwasm_files(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries.filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "cwasm")).count()
+}
+
 fn sha256(path: &Path) -> String {
     hex::encode(Sha256::digest(std::fs::read(path).unwrap()))
 }
@@ -129,6 +135,11 @@ fn npm_install_picks_the_platform_package_and_npx_runs_the_demo() {
     assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), format!("scratchpad {VERSION}"));
     let demo = run(user.command("npx", &project).args(["scratchpad", "demo"]), "npx scratchpad demo");
     scratchpad_tests::assert_demo_output(&String::from_utf8_lossy(&demo.stdout));
+    // The first start compiled nothing: the package's precompiled components were loaded.
+    let precompiled = installed.parent().unwrap().join("precompiled");
+    assert_eq!(cwasm_files(&precompiled), scratchpad_host::embedded::EMBEDDED.len(), "one per embedded component");
+    let cache = user.home().join(".cache/scratchpad");
+    assert_eq!(cwasm_files(&cache), 0, "the first start compiled and cached nothing");
 
     // The README's lines: without installing first (npx assumes yes when stdin is no
     // terminal), and installed globally.
@@ -296,6 +307,14 @@ fn one_binary_goes_into_the_archive_the_npm_package_and_the_wheel_and_sha256sums
     );
     let from_wheel = wheel.join(format!("scratchpad_cli-{VERSION}.data/scripts/scratchpad"));
     assert_eq!(sha256(&from_archive), sha256(&from_npm), "the npm package holds the archive's binary");
+    let (archive_precompiled, npm_precompiled) =
+        (from_archive.parent().unwrap().join("precompiled"), from_npm.parent().unwrap().join("precompiled"));
+    assert_eq!(cwasm_files(&archive_precompiled), scratchpad_host::embedded::EMBEDDED.len());
+    for entry in std::fs::read_dir(&archive_precompiled).unwrap() {
+        let path = entry.unwrap().path();
+        let twin = npm_precompiled.join(path.file_name().unwrap());
+        assert_eq!(sha256(&path), sha256(&twin), "the npm package holds the archive's {}", path.display());
+    }
     assert_eq!(sha256(&from_archive), sha256(&from_wheel), "the wheel holds the archive's binary");
     let version = run(Command::new(&from_archive).arg("--version"), "the archive's binary");
     assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), format!("scratchpad {VERSION}"));

@@ -1,4 +1,5 @@
-//! `scratchpad-<version>-<target>.tar.gz`: the binary, the README and the licence under one
+//! `scratchpad-<version>-<target>.tar.gz`: the binary (with `precompiled/` beside it when the
+//! target has one), the README and the licence under one
 //! folder of the same name, reproducible (entries sorted, owner and times fixed, gzip without a
 //! name or time), so the same binary gives the same archive and the same digest.
 
@@ -8,7 +9,13 @@ use std::process::Command;
 use super::{Build, Target, VERSION, run};
 
 /// Writes the archive of `binary` for `target` into `out`.
-pub fn tarball(build: &Build, target: &Target, binary: &Path, out: &Path) -> Result<(), String> {
+pub fn tarball(
+    build: &Build,
+    target: &Target,
+    binary: &Path,
+    precompiled: Option<&Path>,
+    out: &Path,
+) -> Result<(), String> {
     let name = format!("scratchpad-{VERSION}-{}", target.triple);
     let staging = build.scratch(&format!("archive/{name}"))?;
     let root = staging.join(&name);
@@ -19,6 +26,7 @@ pub fn tarball(build: &Build, target: &Target, binary: &Path, out: &Path) -> Res
     {
         std::fs::copy(from, root.join(to)).map_err(|e| format!("copying {}: {e}", from.display()))?;
     }
+    super::precompiled::copy_into(precompiled, &root)?;
     let archive = out.join(format!("{name}.tar.gz"));
     // The time of every entry: SOURCE_DATE_EPOCH when the caller sets one (the reproducible-builds
     // convention), else the start of the epoch.

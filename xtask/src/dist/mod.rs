@@ -4,7 +4,9 @@
 //! - the CLI as a binary wheel (`scratchpad-cli`, maturin `bindings = "bin"`), whose build
 //!   leaves the `scratchpad` binary in the build directory; that same binary goes into
 //! - `scratchpad-<version>-<target>.tar.gz` (the binary, the README, the licence), and
-//! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`);
+//! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`), both with the embedded
+//!   components compiled ahead of time in `precompiled/` beside the binary when it runs on
+//!   the build machine (`precompiled.rs`);
 //! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension), and
 //! - the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>[-gnu]`).
 //!
@@ -24,6 +26,7 @@ mod archive;
 mod cargo_env;
 pub mod node;
 pub mod npm;
+mod precompiled;
 mod python;
 pub mod targets;
 mod tools;
@@ -92,8 +95,9 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
     for target in &options.targets {
         tools::ensure_rust_target(workspace, target.triple)?;
         let binary = python::cli_wheel(&build, target, out)?;
-        archive::tarball(&build, target, &binary, out)?;
-        platform_packages.push((*target, npm::platform_package(&build, target, &binary, out)?));
+        let precompiled = precompiled::components(&build, target, &binary)?;
+        archive::tarball(&build, target, &binary, precompiled.as_deref(), out)?;
+        platform_packages.push((*target, npm::platform_package(&build, target, &binary, precompiled.as_deref(), out)?));
         if target.has_host_wheel() {
             python::host_wheel(&build, target, out)?;
         }

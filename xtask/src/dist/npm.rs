@@ -3,7 +3,7 @@
 //! one that matches), and packages that depend on all of them as optional dependencies at the
 //! exact same version. Nothing is downloaded at install or at run time.
 //!
-//! - `@scratchpad-dev/cli-<os>-<cpu>`: `bin/scratchpad[.exe]`.
+//! - `@scratchpad-dev/cli-<os>-<cpu>`: `bin/scratchpad[.exe]` (and `bin/precompiled/`).
 //! - `@scratchpad-dev/cli`: the launcher (`packaging/npm/cli/bin/scratchpad.js`, `bin:
 //!   scratchpad`), so `npx @scratchpad-dev/cli demo` works.
 //! - `@scratchpad-dev/claude-code`: the Claude Code plugin (`integrations/claude-code`), for a
@@ -42,7 +42,13 @@ pub struct Packed {
 }
 
 /// The package carrying `target`'s `binary`, packed into `out`.
-pub fn platform_package(build: &Build, target: &Target, binary: &Path, out: &Path) -> Result<Packed, String> {
+pub fn platform_package(
+    build: &Build,
+    target: &Target,
+    binary: &Path,
+    precompiled: Option<&Path>,
+    out: &Path,
+) -> Result<Packed, String> {
     let name = target.npm_package();
     let dir = build.scratch(&format!("npm/{name}"))?;
     let mut manifest =
@@ -57,6 +63,7 @@ pub fn platform_package(build: &Build, target: &Target, binary: &Path, out: &Pat
         ),
     )?;
     copy_executable(binary, &dir.join("bin").join(target.exe))?;
+    super::precompiled::copy_into(precompiled, &dir.join("bin"))?;
     pack(&dir, out)
 }
 

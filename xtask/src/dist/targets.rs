@@ -77,6 +77,12 @@ impl Target {
         format!("{}-{}-{}", super::npm::CLI, self.npm_os, self.npm_cpu)
     }
 
+    /// Whether this target's binaries run on the machine building them (same CPU and OS).
+    pub fn runs_here(&self) -> bool {
+        let mut parts = self.triple.split('-');
+        parts.next() == Some(std::env::consts::ARCH) && parts.any(|part| part == std::env::consts::OS)
+    }
+
     /// Whether the Python host wheel (a CPython extension) is built for this platform.
     pub fn has_host_wheel(&self) -> bool {
         self.linker == Linker::ZigGlibc217

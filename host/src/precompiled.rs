@@ -1,0 +1,115 @@
+//! Components compiled ahead of time, shipped beside the host so that a fresh install's first
+//! start loads the embedded components instead of compiling them (about a second of CPU).
+//!
+//! [`write`] compiles every embedded component with the host's engine configuration for a
+//! target and a fixed set of CPU features — on x86-64 Haswell's (2013: AVX2, BMI, LZCNT), on
+//! other architectures their baseline — into `<sha256 of the component>.cwasm`. The packages
+//! of `cargo xtask dist` carry them in `precompiled/` beside the `scratchpad` binary, which
+//! points [`HostConfig::precompiled_dir`](crate::HostConfig::precompiled_dir) there.
+//!
+//! [`load`] takes one when it is there for the component's digest. Wasmtime checks the
+//! artifact before using it — its wasmtime version, target, compiler settings and wasm features
+//! must match this engine's, and this CPU must have every feature it was compiled for — and
+//! any mismatch (an older CPU, another build) falls back to the compile cache, as without the
+//! directory. The directory is trusted like the binary beside it: a compiled artifact is
+//! machine code, so only a package's own files belong there (docs/security.md).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// The file name of `digest`'s (hex SHA-256) compiled component.
+fn file_name(digest: &str) -> String {
+    format!("{digest}.cwasm")
+}
+
+/// The component with SHA-256 `digest` compiled ahead of time in `dir`, if it is there and
+/// loads into `engine`.
+pub(crate) fn load(engine: &Engine, digest: &str, dir: &Path) -> Option<Component> {
+    let path = dir.join(file_name(digest));
+    if !path.is_file() {
+        return None;
+    }
+    // SAFETY: `dir` is the host's own precompiled directory (set by the embedder, shipped in
+    // its package and trusted like its binary; see the module's documentation). Wasmtime
+    // checks the header and refuses an artifact of another version, target, configuration or
+    // CPU, which falls through to compiling.
+    match unsafe { Component::deserialize_file(engine, &path) } {
+        Ok(component) => Some(component),
+        Err(error) => {
+            tracing::debug!(path = %path.display(), error = %format!("{error:#}"), "not using a precompiled component");
+            None
+        }
+    }
+}
+
+/// Compiles every embedded component for `target` (a target triple; default this host's)
+/// into `dir`; the files written.
+pub fn write(dir: &Path, target: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
+    let triple = target.map_or_else(|| target_lexicon::Triple::host().to_string(), str::to_owned);
+    let mut config = crate::engine::config(64 << 20, 1, crate::InstanceAllocation::OnDemand)?;
+    // An explicit target: the compiler then assumes no feature of this machine's CPU.
+    config.target(&triple).map_err(anyhow::Error::from).with_context(|| format!("target `{triple}`"))?;
+    if triple.starts_with("x86_64") {
+        // SAFETY: a preset of CPU features. Code compiled with it is only ever loaded after
+        // wasmtime has checked that the CPU running it has each of them (`load`).
+        unsafe {
+            config.cranelift_flag_enable("haswell");
+        }
+    }
+    let engine = Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut written = Vec::new();
+    for name in crate::embedded::EMBEDDED {
+        let wasm = crate::embedded::component(name).expect("every embedded name has a component");
+        let compiled = engine
+            .precompile_component(wasm)
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("compiling `{name}` for {triple}"))?;
+        let path = dir.join(file_name(&crate::cache::digest(wasm)));
+        std::fs::write(&path, compiled).with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::{Dirs, load_component};
+
+    fn entries(dir: &Path) -> usize {
+        std::fs::read_dir(dir).map_or(0, Iterator::count)
+    }
+
+    #[test]
+    fn the_embedded_components_load_precompiled_and_anything_else_there_is_compiled_instead() {
+        let (precompiled, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let written = write(precompiled.path(), None).unwrap();
+        assert_eq!(written.len(), crate::embedded::EMBEDDED.len());
+        // The engine a host runs, not the one that compiled them.
+        let engine = crate::engine::build(64 << 20, 4, crate::InstanceAllocation::Pooling).unwrap();
+        let dirs = Dirs { cache: Some(cache.path().to_owned()), precompiled: Some(precompiled.path().to_owned()) };
+        for name in crate::embedded::EMBEDDED {
+            let wasm = crate::embedded::component(name).unwrap();
+            assert!(load(&engine, &crate::cache::digest(wasm), precompiled.path()).is_some(), "{name} loads");
+            load_component(&engine, wasm, &dirs).unwrap();
+        }
+        assert_eq!(entries(cache.path()), 0, "nothing was compiled, so nothing was cached");
+
+        // Compiled by an engine configured otherwise (another build), or not compiled at all:
+        // wasmtime refuses the file and the host compiles the component, caching it.
+        let wasm = crate::embedded::component("scratchpad").unwrap();
+        let path = precompiled.path().join(file_name(&crate::cache::digest(wasm)));
+        let other = Engine::new(wasmtime::Config::new().wasm_component_model(true)).unwrap();
+        std::fs::write(&path, other.precompile_component(wasm).unwrap()).unwrap();
+        assert!(load(&engine, &crate::cache::digest(wasm), precompiled.path()).is_none());
+        load_component(&engine, wasm, &dirs).unwrap();
+        assert_eq!(entries(cache.path()), 1, "compiled and cached");
+        std::fs::write(&path, b"not a compiled component").unwrap();
+        assert!(load(&engine, &crate::cache::digest(wasm), precompiled.path()).is_none());
+        load_component(&engine, wasm, &Dirs { cache: None, ..dirs }).expect("a bad file falls back to compiling");
+    }
+}
