@@ -32,10 +32,15 @@ pub(crate) fn load(engine: &Engine, digest: &str, dir: &Path) -> Option<Componen
     if !path.is_file() {
         return None;
     }
+    if let Err(why) = private(dir).and_then(|()| private(&path)) {
+        tracing::warn!(path = %path.display(), "not using a precompiled component: {why}");
+        return None;
+    }
     // SAFETY: `dir` is the host's own precompiled directory (set by the embedder, shipped in
-    // its package and trusted like its binary; see the module's documentation). Wasmtime
-    // checks the header and refuses an artifact of another version, target, configuration or
-    // CPU, which falls through to compiling.
+    // its package and trusted like its binary; see the module's documentation), and neither
+    // it nor the file can be changed by another user (`private`). Wasmtime checks the header
+    // and refuses an artifact of another version, target, configuration or CPU, which falls
+    // through to compiling.
     match unsafe { Component::deserialize_file(engine, &path) } {
         Ok(component) => Some(component),
         Err(error) => {
@@ -43,6 +48,34 @@ pub(crate) fn load(engine: &Engine, digest: &str, dir: &Path) -> Option<Componen
             None
         }
     }
+}
+
+/// Whether only this process's user (or root) can change `path`: owned by one of them and not
+/// writable by group or others, as OpenSSH wants of its keys. A binary unpacked into a shared
+/// directory must not pick up machine code another user put beside it.
+#[cfg(unix)]
+fn private(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if metadata.uid() != me && metadata.uid() != 0 {
+        return Err(format!(
+            "{} is owned by uid {}, neither this user ({me}) nor root",
+            path.display(),
+            metadata.uid()
+        ));
+    }
+    if metadata.mode() & 0o022 != 0 {
+        return Err(format!("{} is writable by other users (mode {:o})", path.display(), metadata.mode() & 0o7777));
+    }
+    Ok(())
+}
+
+/// On Windows the directory's ACL is not inspected: it is trusted as the binary's folder is.
+#[cfg(not(unix))]
+fn private(_path: &Path) -> Result<(), String> {
+    Ok(())
 }
 
 /// Compiles every embedded component for `target` (a target triple; default this host's)
@@ -111,5 +144,30 @@ mod tests {
         std::fs::write(&path, b"not a compiled component").unwrap();
         assert!(load(&engine, &crate::cache::digest(wasm), precompiled.path()).is_none());
         load_component(&engine, wasm, &Dirs { cache: None, ..dirs }).expect("a bad file falls back to compiling");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_precompiled_file_or_directory_other_users_can_change_is_not_loaded() {
+        use std::os::unix::fs::PermissionsExt;
+        let precompiled = tempfile::tempdir().unwrap();
+        write(precompiled.path(), None).unwrap();
+        let engine = crate::engine::build(64 << 20, 4, crate::InstanceAllocation::OnDemand).unwrap();
+        let digest = crate::cache::digest(crate::embedded::component("scratchpad").unwrap());
+        let (dir, file) = (precompiled.path(), precompiled.path().join(file_name(&digest)));
+        let mode =
+            |path: &Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        mode(dir, 0o755);
+        mode(&file, 0o644);
+        assert!(load(&engine, &digest, dir).is_some(), "private: loaded");
+        mode(&file, 0o666);
+        assert!(load(&engine, &digest, dir).is_none(), "a file anyone may write is not loaded");
+        mode(&file, 0o644);
+        mode(dir, 0o777);
+        assert!(load(&engine, &digest, dir).is_none(), "nor one in a directory anyone may write to");
+        mode(dir, 0o755);
+        // Owned by another user: giving a file away needs root, as the suite runs here.
+        std::os::unix::fs::chown(&file, Some(65534), None).expect("this test runs as root, to give a file away");
+        assert!(load(&engine, &digest, dir).is_none(), "nor one another user owns");
     }
 }
