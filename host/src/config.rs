@@ -292,7 +292,8 @@ pub struct HostConfig {
     /// A directory of the embedded components compiled ahead of time
     /// ([`crate::precompiled`]), loaded instead of compiling them when they fit this engine and
     /// CPU. Trusted like the host's own binary: only a package's own files belong there.
-    /// Default none (the `scratchpad` CLI sets it to `precompiled/` beside its binary).
+    /// Default none (the `scratchpad` CLI and the Python and Node bindings set it to
+    /// `precompiled/` beside their binary or library when there is one).
     pub precompiled_dir: Option<PathBuf>,
     /// The tokenizer. Default: cl100k_base.
     pub tokenizer: Encoding,

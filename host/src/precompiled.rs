@@ -4,8 +4,9 @@
 //! [`write`] compiles every embedded component with the host's engine configuration for a
 //! target and a fixed set of CPU features — on x86-64 Haswell's (2013: AVX2, BMI, LZCNT), on
 //! other architectures their baseline — into `<sha256 of the component>.cwasm`. The packages
-//! of `cargo xtask dist` carry them in `precompiled/` beside the `scratchpad` binary, which
-//! points [`HostConfig::precompiled_dir`](crate::HostConfig::precompiled_dir) there.
+//! of `cargo xtask dist` carry them in `precompiled/` beside the `scratchpad` binary and the
+//! Node addon, which point [`HostConfig::precompiled_dir`](crate::HostConfig::precompiled_dir)
+//! there.
 //!
 //! [`load`] takes one when it is there for the component's digest. Wasmtime checks the
 //! artifact before using it — its wasmtime version, target, compiler settings and wasm features

@@ -57,19 +57,33 @@ fn the_node_package_installs_from_its_tarballs_and_passes_its_tests() {
     );
 
     let postgres = scratchpad_tests::postgres::server().fresh_database();
+    let cache = tempfile::tempdir().unwrap();
     let output = Command::new(&node)
         .args(["--test", "--test-reporter=tap", "host.test.mjs", "ai-sdk.test.mjs"])
         .env("PATH", path)
         .env("SCRATCHPAD_TEST_POSTGRES", &postgres)
         .env("SCRATCHPAD_PROBE", scratchpad_tests::components::PROBE_PATH)
         .env("SCRATCHPAD_SCRIPTED_CHAT", root().join("tests/scripted/chat.py"))
-        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+        .env("XDG_CACHE_HOME", cache.path())
         .current_dir(dir.path())
         .output()
         .expect("running node --test");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "node --test failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("# fail 0") && stdout.contains("# pass 12"), "{stdout}");
+    // The embedded components came compiled in the addon's package: none was compiled (the
+    // probe, a file, was, and is cached under its own digest).
+    let compiled: Vec<String> = std::fs::read_dir(cache.path().join("scratchpad"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for component in scratchpad_components::ALL {
+        assert!(
+            !compiled.iter().any(|name| name.starts_with(component.sha256)),
+            "the embedded `{}` was compiled: {compiled:?}",
+            component.name
+        );
+    }
 
     let example = run(
         Command::new(&node).arg("example.mjs").arg(dir.path().join("example.db")).current_dir(dir.path()),

@@ -19,12 +19,42 @@ pub fn config(location: &str, config: Option<&str>, plugins: &[String]) -> Resul
         None => HostConfig::default(),
     };
     host_config.database = Location::parse(location);
+    host_config.precompiled_dir = precompiled_beside_library();
     for source in plugins {
         host_config
             .plugins
             .push(PluginSpec::parse_source(source, Path::new(".")).map_err(|e| format!("plugins: {e}"))?);
     }
     Ok(host_config)
+}
+
+/// The `precompiled/` directory beside the shared library this code was loaded from (the
+/// Node addon's package ships the embedded components compiled there), when there is one.
+#[cfg(unix)]
+fn precompiled_beside_library() -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    // SAFETY: dladdr only reads the address (this function's own code) and fills `info`; on
+    // success `dli_fname` is a NUL-terminated path owned by the dynamic loader.
+    let library = unsafe {
+        if libc::dladdr(precompiled_beside_library as *const libc::c_void, info.as_mut_ptr()) == 0 {
+            return None;
+        }
+        let name = info.assume_init().dli_fname;
+        if name.is_null() {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(name)
+    };
+    let dir = Path::new(std::ffi::OsStr::from_bytes(library.to_bytes())).parent()?.join("precompiled");
+    dir.is_dir().then_some(dir)
+}
+
+/// No package ships precompiled components for Windows yet (`cargo xtask dist` makes them
+/// only for the build machine's own target).
+#[cfg(not(unix))]
+fn precompiled_beside_library() -> Option<std::path::PathBuf> {
+    None
 }
 
 /// Session `id`, created when missing: its standing guidance.

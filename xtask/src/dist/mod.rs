@@ -8,7 +8,8 @@
 //!   components compiled ahead of time in `precompiled/` beside the binary when it runs on
 //!   the build machine (`precompiled.rs`);
 //! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension), and
-//! - the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>[-gnu]`).
+//! - the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>[-gnu]`), with the same
+//!   `precompiled/` beside the addon.
 //!
 //! Then the npm packages that choose among the platform packages: the launcher
 //! `@scratchpad-dev/cli` (`bin: scratchpad`) and the Claude Code plugin
@@ -101,7 +102,7 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
         if target.has_host_wheel() {
             python::host_wheel(&build, target, out)?;
         }
-        addon_packages.push((*target, node::addon_package(&build, target, out)?));
+        addon_packages.push((*target, node::addon_package(&build, target, precompiled.as_deref(), out)?));
     }
     node::host_package(&build, &addon_packages, out)?;
     npm::launcher(&build, &platform_packages, out)?;

@@ -22,7 +22,7 @@ pub const HOST: &str = "@scratchpad-dev/host";
 const SOURCE: &str = "bindings/node";
 
 /// Builds the addon for `target` and packs its platform package into `out`.
-pub fn addon_package(build: &Build, target: &Target, out: &Path) -> Result<Packed, String> {
+pub fn addon_package(build: &Build, target: &Target, precompiled: Option<&Path>, out: &Path) -> Result<Packed, String> {
     let addon = addon(build, target)?;
     let platform = target.node_platform();
     let name = format!("{HOST}-{platform}");
@@ -31,7 +31,7 @@ pub fn addon_package(build: &Build, target: &Target, out: &Path) -> Result<Packe
     let description = format!("The scratchpad host's Node addon for {} ({HOST})", target.triple);
     let mut manifest = npm::platform_manifest(&name, &description, target);
     manifest.insert("main".into(), json!(file));
-    manifest.insert("files".into(), json!([file]));
+    manifest.insert("files".into(), if precompiled.is_some() { json!([file, "precompiled"]) } else { json!([file]) });
     npm::write_json(&dir.join("package.json"), &Value::Object(manifest))?;
     npm::write(
         &dir.join("README.md"),
@@ -41,6 +41,7 @@ pub fn addon_package(build: &Build, target: &Target, out: &Path) -> Result<Packe
         ),
     )?;
     npm::copy(&addon, &dir.join(&file))?;
+    super::precompiled::copy_into(precompiled, &dir)?;
     npm::pack(&dir, out)
 }
 
