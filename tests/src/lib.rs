@@ -26,6 +26,22 @@ pub fn scratchpad_binary() -> PathBuf {
     binary
 }
 
+/// Asserts that a host using the compile cache `cache` (`$XDG_CACHE_HOME/scratchpad`) compiled
+/// none of the embedded components: a package's precompiled ones were loaded instead. Other
+/// components (a test's probe) may be cached, each under its own digest.
+pub fn assert_no_embedded_component_compiled(cache: &Path) {
+    let compiled: Vec<String> = std::fs::read_dir(cache)
+        .map(|entries| entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    for component in scratchpad_components::ALL {
+        assert!(
+            !compiled.iter().any(|name| name.starts_with(component.sha256)),
+            "the embedded `{}` was compiled: {compiled:?}",
+            component.name
+        );
+    }
+}
+
 /// Asserts that `out` is the whole output of `scratchpad demo`: a rejected append, the large
 /// observation offloaded and read back, and the scratchpad injected after the host restarted.
 /// Every test that runs a built `scratchpad` (the workspace's, an installed crate, a package)

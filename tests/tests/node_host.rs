@@ -71,19 +71,7 @@ fn the_node_package_installs_from_its_tarballs_and_passes_its_tests() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "node --test failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("# fail 0") && stdout.contains("# pass 12"), "{stdout}");
-    // The embedded components came compiled in the addon's package: none was compiled (the
-    // probe, a file, was, and is cached under its own digest).
-    let compiled: Vec<String> = std::fs::read_dir(cache.path().join("scratchpad"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    for component in scratchpad_components::ALL {
-        assert!(
-            !compiled.iter().any(|name| name.starts_with(component.sha256)),
-            "the embedded `{}` was compiled: {compiled:?}",
-            component.name
-        );
-    }
+    scratchpad_tests::assert_no_embedded_component_compiled(&cache.path().join("scratchpad"));
 
     let example = run(
         Command::new(&node).arg("example.mjs").arg(dir.path().join("example.db")).current_dir(dir.path()),

@@ -39,16 +39,18 @@ fn the_wheel_passes_its_python_tests_in_a_fresh_virtualenv() {
     let dir = tempfile::tempdir().unwrap();
     let python = venv(dir.path(), &wheel);
     let postgres = scratchpad_tests::postgres::server().fresh_database();
+    let cache = tempfile::tempdir().unwrap();
     let output = Command::new(&python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(root().join("bindings/python/tests"))
         .env("SCRATCHPAD_TEST_POSTGRES", &postgres)
         .env("SCRATCHPAD_PROBE", scratchpad_tests::components::PROBE_PATH)
-        .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+        .env("XDG_CACHE_HOME", cache.path())
         .current_dir(dir.path())
         .output()
         .expect("running pytest");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "pytest failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains(" passed") && !stdout.contains("failed"), "{stdout}");
+    scratchpad_tests::assert_no_embedded_component_compiled(&cache.path().join("scratchpad"));
 }

@@ -7,7 +7,8 @@
 //! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`), both with the embedded
 //!   components compiled ahead of time in `precompiled/` beside the binary when it runs on
 //!   the build machine (`precompiled.rs`);
-//! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension), and
+//! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension; the same
+//!   `precompiled/` beside the extension), and
 //! - the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>[-gnu]`), with the same
 //!   `precompiled/` beside the addon.
 //!
@@ -100,7 +101,7 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
         archive::tarball(&build, target, &binary, precompiled.as_deref(), out)?;
         platform_packages.push((*target, npm::platform_package(&build, target, &binary, precompiled.as_deref(), out)?));
         if target.has_host_wheel() {
-            python::host_wheel(&build, target, out)?;
+            python::host_wheel(&build, target, precompiled.as_deref(), out)?;
         }
         addon_packages.push((*target, node::addon_package(&build, target, precompiled.as_deref(), out)?));
     }

@@ -22,11 +22,36 @@ pub fn cli_wheel(build: &Build, target: &Target, out: &Path) -> Result<PathBuf, 
     if binary.is_file() { Ok(binary) } else { Err(format!("maturin left no binary at {}", binary.display())) }
 }
 
-/// The host's wheel for `target` (a Linux target) into `out`.
-pub fn host_wheel(build: &Build, target: &Target, out: &Path) -> Result<(), String> {
+/// The host's wheel for `target` (a Linux target) into `out`, with `precompiled` (if any) as
+/// `scratchpad/precompiled/`, beside the extension.
+pub fn host_wheel(build: &Build, target: &Target, precompiled: Option<&Path>, out: &Path) -> Result<(), String> {
+    let before = wheels(out)?;
     let mut maturin = maturin(build, target, out);
     maturin.arg("--manifest-path").arg(build.workspace.join("bindings/python/Cargo.toml"));
-    run(&mut maturin, &format!("building the scratchpad-host wheel for {}", target.triple))
+    run(&mut maturin, &format!("building the scratchpad-host wheel for {}", target.triple))?;
+    let Some(precompiled) = precompiled else { return Ok(()) };
+    let built: Vec<PathBuf> = wheels(out)?.into_iter().filter(|w| !before.contains(w)).collect();
+    let [wheel] = built.as_slice() else {
+        return Err(format!("expected one new scratchpad-host wheel in {}, found {built:?}", out.display()));
+    };
+    let script = build.workspace.join("xtask/src/dist/add_to_wheel.py");
+    let mut add = Command::new("python3");
+    add.arg(script).arg(wheel).arg(precompiled).arg("scratchpad/precompiled");
+    run(&mut add, &format!("adding the precompiled components to {}", wheel.display()))
+}
+
+/// The host wheels in `out`.
+fn wheels(out: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+    let mut wheels = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| format!("reading {}: {e}", out.display()))?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name.starts_with("scratchpad_host-") && name.ends_with(".whl") {
+            wheels.push(path);
+        }
+    }
+    Ok(wheels)
 }
 
 /// `maturin build` for `target` with the build's profile, into `out`.
