@@ -16,7 +16,7 @@ use wasmtime::component::Component;
 
 /// Where compiled components are found: the host's compile cache (read and written) and the
 /// components compiled ahead of time (`precompiled.rs`, read only).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Dirs {
     pub(crate) cache: Option<PathBuf>,
     pub(crate) precompiled: Option<PathBuf>,
@@ -31,15 +31,16 @@ impl Dirs {
 /// Loads `wasm` compiled ahead of time when it is in `dirs.precompiled`, else from the cache
 /// when it is there, else compiles it (and caches it).
 pub(crate) fn load_component(engine: &Engine, wasm: &[u8], dirs: &Dirs) -> anyhow::Result<Component> {
+    let digest = digest(wasm);
     if let Some(dir) = &dirs.precompiled
-        && let Some(component) = crate::precompiled::load(engine, &digest(wasm), dir)
+        && let Some(component) = crate::precompiled::load(engine, &digest, dir)
     {
         return Ok(component);
     }
     let Some(dir) = &dirs.cache else {
         return Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component");
     };
-    let path = entry_path(engine, wasm, dir);
+    let path = entry_path(engine, &digest, dir);
     if path.exists() {
         // SAFETY: the file was written by `Component::serialize` of an engine with the same
         // compatibility hash (it is in the file name) into the host's own cache directory,
@@ -64,10 +65,11 @@ pub(crate) fn digest(wasm: &[u8]) -> String {
     hex::encode(Sha256::digest(wasm))
 }
 
-fn entry_path(engine: &Engine, wasm: &[u8], dir: &Path) -> PathBuf {
+/// The cache entry of the component with hex SHA-256 `digest`, compiled by `engine`.
+fn entry_path(engine: &Engine, digest: &str, dir: &Path) -> PathBuf {
     let mut compat = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut compat);
-    dir.join(format!("{}-{:016x}.cwasm", digest(wasm), compat.finish()))
+    dir.join(format!("{digest}-{:016x}.cwasm", compat.finish()))
 }
 
 fn store(component: &Component, path: &Path) -> anyhow::Result<()> {
@@ -103,7 +105,7 @@ mod tests {
         let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
         let wasm = crate::embedded::component("scratchpad").unwrap();
         load_component(&engine, wasm, &cached(dir.path())).unwrap();
-        let entry = entry_path(&engine, wasm, dir.path());
+        let entry = entry_path(&engine, &digest(wasm), dir.path());
         let first = inode(&entry);
         assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"), "the entry is a compiled artifact");
 
@@ -124,10 +126,18 @@ mod tests {
         let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
         let a = crate::embedded::component("scratchpad").unwrap();
         let b = crate::embedded::component("observations").unwrap();
-        assert_ne!(entry_path(&engine, a, dir.path()), entry_path(&engine, b, dir.path()));
+        assert_ne!(entry_path(&engine, &digest(a), dir.path()), entry_path(&engine, &digest(b), dir.path()));
         let pooled = crate::engine::build(64 << 20, 4, crate::InstanceAllocation::Pooling).unwrap();
         let other = Engine::new(wasmtime::Config::new().wasm_component_model(true).epoch_interruption(false)).unwrap();
-        assert_eq!(entry_path(&engine, a, dir.path()), entry_path(&pooled, a, dir.path()), "same compiler settings");
-        assert_ne!(entry_path(&engine, a, dir.path()), entry_path(&other, a, dir.path()), "other compiler settings");
+        assert_eq!(
+            entry_path(&engine, &digest(a), dir.path()),
+            entry_path(&pooled, &digest(a), dir.path()),
+            "same compiler settings"
+        );
+        assert_ne!(
+            entry_path(&engine, &digest(a), dir.path()),
+            entry_path(&other, &digest(a), dir.path()),
+            "other compiler settings"
+        );
     }
 }

@@ -56,11 +56,12 @@ pub(crate) fn config(max_memory_bytes: u64, slots: u32, allocation: InstanceAllo
         // memset); the rest is given back. The next instance sees exactly its initial memory.
         .linear_memory_keep_resident(KEEP_RESIDENT)
         .table_keep_resident(KEEP_RESIDENT_TABLES)
-        // Not PAGEMAP_SCAN (resetting only the pages written), though it halves the cost of an
-        // instance: wasmtime 48's scan skips a written page the kernel has swapped out, and the
-        // next instance in the slot reads the last one's data from it — another session's, or
-        // in a table, a dead instance's function pointers (fixed in wasmtime 50, PR #14357).
-        // `sandbox_isolation.rs` swaps such a page out for real; docs/benchmarks.md the cost.
+        // Not PAGEMAP_SCAN (resetting only the pages written; with the first-party components'
+        // 128 KiB stack the copy costs what it did): wasmtime 48's scan skips a written page
+        // the kernel has swapped out, and the next instance in the slot reads the last one's
+        // data from it — another session's, or in a table, a dead instance's function pointers
+        // (fixed in wasmtime 50, PR #14357). `sandbox_isolation.rs` swaps such a page out for
+        // real; docs/benchmarks.md has the cost.
         .pagemap_scan(Enabled::No)
         // The zeroed fiber stacks (`async_stack_zeroing` below): the first bytes are zeroed
         // with memset and stay resident, the rest by the kernel (a system call).

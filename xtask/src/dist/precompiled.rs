@@ -26,13 +26,11 @@ pub fn components(build: &Build, target: &Target, binary: &Path) -> Result<Optio
 /// Copies the files of `precompiled` (if any) into `to/precompiled`.
 pub fn copy_into(precompiled: Option<&Path>, to: &Path) -> Result<(), String> {
     let Some(from) = precompiled else { return Ok(()) };
-    let to = to.join("precompiled");
-    std::fs::create_dir_all(&to).map_err(|e| format!("creating {}: {e}", to.display()))?;
     let entries = std::fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
     for entry in entries {
         let path = entry.map_err(|e| format!("reading {}: {e}", from.display()))?.path();
         let name = path.file_name().expect("a directory entry has a name");
-        std::fs::copy(&path, to.join(name)).map_err(|e| format!("copying {}: {e}", path.display()))?;
+        super::npm::copy(&path, &to.join("precompiled").join(name))?;
     }
     Ok(())
 }
