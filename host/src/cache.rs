@@ -28,19 +28,18 @@ impl Dirs {
     }
 }
 
-/// Loads `wasm` compiled ahead of time when it is in `dirs.precompiled`, else from the cache
-/// when it is there, else compiles it (and caches it).
-pub(crate) fn load_component(engine: &Engine, wasm: &[u8], dirs: &Dirs) -> anyhow::Result<Component> {
-    let digest = digest(wasm);
+/// Loads `wasm`, whose hex SHA-256 is `digest`, compiled ahead of time when it is in
+/// `dirs.precompiled`, else from the cache when it is there, else compiles it (and caches it).
+pub(crate) fn load_component(engine: &Engine, wasm: &[u8], digest: &str, dirs: &Dirs) -> anyhow::Result<Component> {
     if let Some(dir) = &dirs.precompiled
-        && let Some(component) = crate::precompiled::load(engine, &digest, dir)
+        && let Some(component) = crate::precompiled::load(engine, digest, dir)
     {
         return Ok(component);
     }
     let Some(dir) = &dirs.cache else {
         return Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component");
     };
-    let path = entry_path(engine, &digest, dir);
+    let path = entry_path(engine, digest, dir);
     if path.exists() {
         // SAFETY: the file was written by `Component::serialize` of an engine with the same
         // compatibility hash (it is in the file name) into the host's own cache directory,
@@ -104,19 +103,20 @@ mod tests {
     fn a_cached_component_is_loaded_not_recompiled_and_a_corrupt_entry_is_replaced() {
         let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
         let wasm = crate::embedded::component("scratchpad").unwrap();
-        load_component(&engine, wasm, &cached(dir.path())).unwrap();
+        load_component(&engine, wasm, &digest(wasm), &cached(dir.path())).unwrap();
         let entry = entry_path(&engine, &digest(wasm), dir.path());
         let first = inode(&entry);
         assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"), "the entry is a compiled artifact");
 
         // A hit deserializes the entry: it is not written again.
-        load_component(&engine, wasm, &cached(dir.path())).unwrap();
+        load_component(&engine, wasm, &digest(wasm), &cached(dir.path())).unwrap();
         assert_eq!(inode(&entry), first, "a cache hit leaves the entry alone");
 
         // A corrupt entry is refused by wasmtime, recompiled, and replaced whole.
         std::fs::write(&entry, b"not a compiled component").unwrap();
         let corrupt = inode(&entry);
-        load_component(&engine, wasm, &cached(dir.path())).expect("a corrupt entry falls back to compiling");
+        load_component(&engine, wasm, &digest(wasm), &cached(dir.path()))
+            .expect("a corrupt entry falls back to compiling");
         assert_ne!(inode(&entry), corrupt);
         assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"));
     }

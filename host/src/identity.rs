@@ -16,23 +16,29 @@
 //!   instead. An upgrade naming another digest is refused, so a component that changed again
 //!   (a moved tag, a rebuilt file) never takes the data over unseen.
 
-use sha2::{Digest, Sha256};
-
 use crate::config::{PluginSource, PluginSpec};
 use crate::error::{Error, Result};
 use crate::store::{Claim, Db};
 
-/// The identity of the component `spec` loads, whose bytes are `bytes`.
-pub(crate) fn of(spec: &PluginSpec, bytes: &[u8]) -> String {
+/// The identity of the component `spec` loads, whose hex SHA-256 is `sha256` ([`sha256`]).
+pub(crate) fn of(spec: &PluginSpec, sha256: &str) -> String {
     match &spec.source {
         PluginSource::Embedded(name) => format!("embedded:{name}"),
-        PluginSource::File(_) | PluginSource::Bytes(_) | PluginSource::Oci(_) => digest(bytes),
+        PluginSource::File(_) | PluginSource::Bytes(_) | PluginSource::Oci(_) => format!("sha256:{sha256}"),
     }
 }
 
-/// `sha256:<hex>` of `bytes`: a component's identity.
-pub(crate) fn digest(bytes: &[u8]) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+/// The hex SHA-256 of `bytes`, the component `spec` loads. An embedded component's is the one
+/// recorded when it was built (`scratchpad_components`; the test suite checks it against the
+/// bytes), so a start hashes none of the embedded megabytes.
+pub(crate) fn sha256(spec: &PluginSpec, bytes: &[u8]) -> String {
+    match &spec.source {
+        PluginSource::Embedded(name) => match scratchpad_components::get(name) {
+            Some(component) if component.wasm == bytes => component.sha256.to_owned(),
+            _ => crate::cache::digest(bytes),
+        },
+        PluginSource::File(_) | PluginSource::Bytes(_) | PluginSource::Oci(_) => crate::cache::digest(bytes),
+    }
 }
 
 /// Whether `text` is a digest as identities write them: `sha256:` and 64 lowercase hex digits.
@@ -90,4 +96,24 @@ pub(crate) async fn claim(db: &Db, plugins: Vec<(&PluginSpec, String)>) -> Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_embedded_component_is_known_by_its_recorded_digest_which_is_its_bytes_sha256() {
+        for component in scratchpad_components::ALL {
+            let spec = PluginSpec::embedded(component.name);
+            assert_eq!(component.sha256, crate::cache::digest(component.wasm), "{}", component.name);
+            assert_eq!(sha256(&spec, component.wasm), component.sha256);
+            assert_eq!(of(&spec, component.sha256), format!("embedded:{}", component.name));
+        }
+        // Other bytes under an embedded name are hashed, never given the recorded digest.
+        let other = b"\0asm\x0d\0\x01\0";
+        assert_eq!(sha256(&PluginSpec::embedded("scratchpad"), other), crate::cache::digest(other));
+        let file = PluginSpec::file("plugin.wasm");
+        assert_eq!(of(&file, &sha256(&file, other)), format!("sha256:{}", crate::cache::digest(other)));
+    }
 }

@@ -44,7 +44,8 @@ pub async fn inspect(spec: PluginSpec, config: &HostConfig) -> anyhow::Result<In
     let bytes = unchecked.bytes;
     let dirs = crate::cache::Dirs::of(config);
     let engine = crate::engine::build(64 << 20, 2, crate::InstanceAllocation::OnDemand)?;
-    let (imports, exports) = match crate::cache::load_component(&engine, &bytes, &dirs) {
+    let sha256 = crate::cache::digest(&bytes);
+    let (imports, exports) = match crate::cache::load_component(&engine, &bytes, &sha256, &dirs) {
         Ok(component) => {
             let ty = component.component_type();
             (
@@ -54,7 +55,7 @@ pub async fn inspect(spec: PluginSpec, config: &HostConfig) -> anyhow::Result<In
         }
         Err(_) => (Vec::new(), Vec::new()),
     };
-    let identity = crate::identity::digest(&bytes);
+    let identity = format!("sha256:{sha256}");
     let sandbox = Sandbox::new(engine, Arc::new(Tokenizer::new(Encoding::default())), 2)?;
     let spec = PluginSpec { source: PluginSource::Bytes(bytes), ..spec }.granting(Grants::ALL).unsigned();
     let loaded = crate::plugin::load(&sandbox, &sources, &spec, &dirs, 0).await;

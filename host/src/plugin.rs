@@ -131,7 +131,8 @@ pub(crate) async fn load(
     let dirs = dirs.clone();
     let owned = spec.clone();
     let (component, identity) = tokio::task::spawn_blocking(move || {
-        (crate::cache::load_component(&engine, &bytes, &dirs), crate::identity::of(&owned, &bytes))
+        let sha256 = crate::identity::sha256(&owned, &bytes);
+        (crate::cache::load_component(&engine, &bytes, &sha256, &dirs), crate::identity::of(&owned, &sha256))
     })
     .await
     .map_err(|e| refuse(format!("compiling panicked: {e}")))?;

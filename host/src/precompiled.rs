@@ -128,23 +128,26 @@ mod tests {
         let dirs = Dirs { cache: Some(cache.path().to_owned()), precompiled: Some(precompiled.path().to_owned()) };
         for name in crate::embedded::EMBEDDED {
             let wasm = crate::embedded::component(name).unwrap();
-            assert!(load(&engine, &crate::cache::digest(wasm), precompiled.path()).is_some(), "{name} loads");
-            load_component(&engine, wasm, &dirs).unwrap();
+            let digest = crate::cache::digest(wasm);
+            assert!(load(&engine, &digest, precompiled.path()).is_some(), "{name} loads");
+            load_component(&engine, wasm, &digest, &dirs).unwrap();
         }
         assert_eq!(entries(cache.path()), 0, "nothing was compiled, so nothing was cached");
 
         // Compiled by an engine configured otherwise (another build), or not compiled at all:
         // wasmtime refuses the file and the host compiles the component, caching it.
         let wasm = crate::embedded::component("scratchpad").unwrap();
-        let path = precompiled.path().join(file_name(&crate::cache::digest(wasm)));
+        let digest = crate::cache::digest(wasm);
+        let path = precompiled.path().join(file_name(&digest));
         let other = Engine::new(wasmtime::Config::new().wasm_component_model(true)).unwrap();
         std::fs::write(&path, other.precompile_component(wasm).unwrap()).unwrap();
-        assert!(load(&engine, &crate::cache::digest(wasm), precompiled.path()).is_none());
-        load_component(&engine, wasm, &dirs).unwrap();
+        assert!(load(&engine, &digest, precompiled.path()).is_none());
+        load_component(&engine, wasm, &digest, &dirs).unwrap();
         assert_eq!(entries(cache.path()), 1, "compiled and cached");
         std::fs::write(&path, b"not a compiled component").unwrap();
-        assert!(load(&engine, &crate::cache::digest(wasm), precompiled.path()).is_none());
-        load_component(&engine, wasm, &Dirs { cache: None, ..dirs }).expect("a bad file falls back to compiling");
+        assert!(load(&engine, &digest, precompiled.path()).is_none());
+        load_component(&engine, wasm, &digest, &Dirs { cache: None, ..dirs })
+            .expect("a bad file falls back to compiling");
     }
 
     #[cfg(unix)]
