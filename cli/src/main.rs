@@ -171,7 +171,8 @@ enum Command {
     /// List the loaded plugins with their tools and limits
     Plugins,
     /// Compile the embedded components ahead of time into DIR, for a package to ship as
-    /// `precompiled/` beside this binary: a fresh install then starts without compiling them
+    /// `precompiled/` beside this binary (or `share/scratchpad/precompiled` under its prefix):
+    /// a fresh install then starts without compiling them
     Precompile {
         /// Where to write them (`<sha256>.cwasm` each)
         #[arg(value_name = "DIR")]
@@ -244,7 +245,7 @@ impl Global {
             config.plugins.push(PluginSpec::parse_source(source, Path::new(".")).map_err(anyhow::Error::msg)?);
         }
         self.apply_trust(&mut config)?;
-        config.precompiled_dir = precompiled_beside_binary();
+        config.precompiled_dir = shipped_precompiled_dir();
         Ok(config)
     }
 
@@ -284,11 +285,15 @@ impl Global {
     }
 }
 
-/// The directory of components compiled ahead of time that a package ships beside this
-/// binary (`scratchpad precompile`), when there is one.
-fn precompiled_beside_binary() -> Option<PathBuf> {
-    let dir = std::env::current_exe().ok()?.parent()?.join("precompiled");
-    dir.is_dir().then_some(dir)
+/// The directory of components compiled ahead of time (`scratchpad precompile`) that this
+/// binary's package ships, when there is one: `precompiled/` beside the binary (the archive and
+/// the npm package), else `share/scratchpad/precompiled` under its prefix (the wheel installs
+/// the binary into `<prefix>/bin`, or `Scripts` on Windows, and its data under `<prefix>`).
+fn shipped_precompiled_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?;
+    let under_prefix = bin.parent().map(|prefix| prefix.join("share").join("scratchpad").join("precompiled"));
+    std::iter::once(bin.join("precompiled")).chain(under_prefix).find(|dir| dir.is_dir())
 }
 
 /// `NAME=VALUE` of a flag, or a usage error naming the flag.

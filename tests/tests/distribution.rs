@@ -240,6 +240,18 @@ fn the_wheels_install_from_a_local_index_and_meet_manylinux_2_17() {
     let version =
         run(Command::new(venv.join("bin/scratchpad")).arg("--version").env("HOME", dir.path()), "scratchpad --version");
     assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), format!("scratchpad {VERSION}"));
+    // pip put the wheel's precompiled components under the environment's prefix, where the
+    // binary finds them: its first start compiles nothing.
+    let demo = run(
+        Command::new(venv.join("bin/scratchpad"))
+            .arg("demo")
+            .env("HOME", dir.path())
+            .env("XDG_CACHE_HOME", dir.path().join("pip-cache")),
+        "scratchpad demo from the virtualenv",
+    );
+    scratchpad_tests::assert_demo_output(&String::from_utf8_lossy(&demo.stdout));
+    assert_eq!(cwasm_files(&venv.join("share/scratchpad/precompiled")), scratchpad_host::embedded::EMBEDDED.len());
+    scratchpad_tests::assert_no_embedded_component_compiled(&dir.path().join("pip-cache/scratchpad"));
     let script = "import scratchpad, sys\n\
                   host = scratchpad.Host.open(sys.argv[1])\n\
                   host.create_session('s1')\n\
@@ -272,6 +284,8 @@ fn the_wheels_install_from_a_local_index_and_meet_manylinux_2_17() {
         "uvx --from scratchpad-cli scratchpad demo",
     );
     scratchpad_tests::assert_demo_output(&String::from_utf8_lossy(&uvx.stdout));
+    // Neither uv's install of the CLI nor the host wheel compiled an embedded component.
+    scratchpad_tests::assert_no_embedded_component_compiled(&dir.path().join("cache/scratchpad"));
 
     // auditwheel, the PyPA's checker, on both wheels.
     let auditwheel = tools;
@@ -307,13 +321,18 @@ fn one_binary_goes_into_the_archive_the_npm_package_and_the_wheel_and_sha256sums
     );
     let from_wheel = wheel.join(format!("scratchpad_cli-{VERSION}.data/scripts/scratchpad"));
     assert_eq!(sha256(&from_archive), sha256(&from_npm), "the npm package holds the archive's binary");
-    let (archive_precompiled, npm_precompiled) =
-        (from_archive.parent().unwrap().join("precompiled"), from_npm.parent().unwrap().join("precompiled"));
+    let archive_precompiled = from_archive.parent().unwrap().join("precompiled");
     assert_eq!(cwasm_files(&archive_precompiled), scratchpad_host::embedded::EMBEDDED.len());
-    for entry in std::fs::read_dir(&archive_precompiled).unwrap() {
-        let path = entry.unwrap().path();
-        let twin = npm_precompiled.join(path.file_name().unwrap());
-        assert_eq!(sha256(&path), sha256(&twin), "the npm package holds the archive's {}", path.display());
+    let wheel_precompiled = wheel.join(format!("scratchpad_cli-{VERSION}.data/data/share/scratchpad/precompiled"));
+    for (package, precompiled) in
+        [("npm package", from_npm.parent().unwrap().join("precompiled")), ("wheel", wheel_precompiled)]
+    {
+        assert_eq!(cwasm_files(&precompiled), cwasm_files(&archive_precompiled), "the {package}'s precompiled/");
+        for entry in std::fs::read_dir(&archive_precompiled).unwrap() {
+            let path = entry.unwrap().path();
+            let twin = precompiled.join(path.file_name().unwrap());
+            assert_eq!(sha256(&path), sha256(&twin), "the {package} holds the archive's {}", path.display());
+        }
     }
     assert_eq!(sha256(&from_archive), sha256(&from_wheel), "the wheel holds the archive's binary");
     let version = run(Command::new(&from_archive).arg("--version"), "the archive's binary");

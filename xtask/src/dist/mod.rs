@@ -1,7 +1,8 @@
 //! `cargo xtask dist`: every release artifact into `target/dist/`, with `SHA256SUMS`.
 //!
 //! For each target ([`targets::ALL`], or those `--target` picks):
-//! - the CLI as a binary wheel (`scratchpad-cli`, maturin `bindings = "bin"`), whose build
+//! - the CLI as a binary wheel (`scratchpad-cli`, maturin `bindings = "bin"`; with the
+//!   precompiled components below as data in `share/scratchpad/precompiled`), whose build
 //!   leaves the `scratchpad` binary in the build directory; that same binary goes into
 //! - `scratchpad-<version>-<target>.tar.gz` (the binary, the README, the licence), and
 //! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`), both with the embedded
@@ -96,10 +97,12 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
     let mut addon_packages = Vec::new();
     for target in &options.targets {
         tools::ensure_rust_target(workspace, target.triple)?;
-        let binary = python::cli_wheel(&build, target, out)?;
-        let precompiled = precompiled::components(&build, target, &binary)?;
-        archive::tarball(&build, target, &binary, precompiled.as_deref(), out)?;
-        platform_packages.push((*target, npm::platform_package(&build, target, &binary, precompiled.as_deref(), out)?));
+        let cli = python::cli_wheel(&build, target, out)?;
+        let precompiled = precompiled::components(&build, target, &cli.binary)?;
+        python::add_precompiled_to_cli_wheel(&build, &cli, precompiled.as_deref())?;
+        archive::tarball(&build, target, &cli.binary, precompiled.as_deref(), out)?;
+        platform_packages
+            .push((*target, npm::platform_package(&build, target, &cli.binary, precompiled.as_deref(), out)?));
         if target.has_host_wheel() {
             python::host_wheel(&build, target, precompiled.as_deref(), out)?;
         }
