@@ -45,7 +45,7 @@ pub(crate) fn load_component(engine: &Engine, wasm: &[u8], digest: &str, dirs: &
         // compatibility hash (it is in the file name) into the host's own cache directory,
         // and entries are renamed into place whole. Wasmtime additionally checks the header
         // and refuses an incompatible or corrupt artifact, which falls through to a recompile.
-        match unsafe { Component::deserialize_file(engine, &path) } {
+        match unsafe { deserialize(engine, &path) } {
             Ok(component) => return Ok(component),
             Err(error) => {
                 tracing::warn!(path = %path.display(), %error, "discarding a bad cache entry")
@@ -57,6 +57,28 @@ pub(crate) fn load_component(engine: &Engine, wasm: &[u8], digest: &str, dirs: &
         tracing::warn!(path = %path.display(), error = %format!("{error:#}"), "could not cache the compiled component");
     }
     Ok(component)
+}
+
+/// The compiled component in the file at `path`.
+///
+/// # Safety
+///
+/// As [`Component::deserialize_file`]: the file must have been written by
+/// [`Component::serialize`] or [`Engine::precompile_component`] (wasmtime checks its header,
+/// version, settings and target, not that its code is what a component compiles to).
+pub(crate) unsafe fn deserialize(engine: &Engine, path: &Path) -> anyhow::Result<Component> {
+    // Mapped, on Unix: only the pages used are read.
+    #[cfg(unix)]
+    let component = unsafe { Component::deserialize_file(engine, path) };
+    // Read, on Windows: a mapped file can be neither replaced nor deleted while the process
+    // runs (the cache's rename of a fresh entry, an upgrade of the package that shipped it),
+    // and wine cannot map one at all ("failed change pages to `PAGE_READONLY`").
+    #[cfg(not(unix))]
+    let component = {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        unsafe { Component::deserialize(engine, bytes) }
+    };
+    component.map_err(anyhow::Error::from)
 }
 
 /// The hex SHA-256 of a component's bytes.

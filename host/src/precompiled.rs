@@ -42,7 +42,7 @@ pub(crate) fn load(engine: &Engine, digest: &str, dir: &Path) -> Option<Componen
     // it nor the file can be changed by another user (`private`). Wasmtime checks the header
     // and refuses an artifact of another version, target, configuration or CPU, which falls
     // through to compiling.
-    match unsafe { Component::deserialize_file(engine, &path) } {
+    match unsafe { crate::cache::deserialize(engine, &path) } {
         Ok(component) => Some(component),
         Err(error) => {
             tracing::debug!(path = %path.display(), error = %format!("{error:#}"), "not using a precompiled component");
