@@ -3,8 +3,9 @@
 //! Debian's qemu-user (with the arm64 glibc Debian ships for cross builds), the Windows binary
 //! and the Windows Node addon under Debian's wine. Each binary runs `--version` and `demo`; the
 //! Windows one also answers a hook event, the path Claude Code and Codex take; the addon runs
-//! the README's Node example on Node for Windows. What runs them is installed by
-//! `.ci/setup/release/cross.sh` when missing.
+//! the README's Node example on Node for Windows. The Windows binary and addon load the
+//! components compiled for them ahead of time (on Linux) and compile none. What runs them is
+//! installed by `.ci/setup/release/cross.sh` when missing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -20,14 +21,16 @@ use scratchpad_tests::setup::ensure_commands;
 const WINDOWS_NODE: &str = "22.20.0";
 
 /// Builds `target`'s artifacts into `target/dist-<target>`, once per test process (the tests of
-/// one target share them); the directory.
+/// one target share them); the directory. Windows is built with Linux x86_64, whose binary
+/// compiles the Windows packages' components ahead of time, as a release build does.
 fn artifacts(target: &'static str) -> PathBuf {
     static BUILT: Mutex<Vec<&str>> = Mutex::new(Vec::new());
     ensure_commands(&scratchpad_tests::setup::CROSS, &["qemu-aarch64", "x86_64-w64-mingw32-gcc", "wine"]);
     let out = root().join(format!("target/dist-{target}"));
     let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if !built.contains(&target) {
-        build(&[target], &out);
+        let with_compiler = ["x86_64-unknown-linux-gnu", target];
+        build(if target.contains("windows") { &with_compiler } else { &with_compiler[1..] }, &out);
         built.push(target);
     }
     out
@@ -109,6 +112,13 @@ fn the_windows_binary_runs_the_demo_and_a_hook_under_wine() {
     assert_eq!(stdout(&version).trim(), format!("scratchpad {VERSION}"));
     let demo = run(&mut wine(&["demo"]), "scratchpad.exe demo under wine");
     scratchpad_tests::assert_demo_output(&stdout(&demo));
+    // The archive's components, compiled ahead of time on Linux for Windows, were loaded: the
+    // first start compiled none of them.
+    let precompiled = std::fs::read_dir(binary.parent().unwrap().join("precompiled")).unwrap().count();
+    assert_eq!(precompiled, scratchpad_host::embedded::EMBEDDED.len(), "the archive's precompiled/");
+    scratchpad_tests::assert_no_embedded_component_compiled(
+        &dir.path().join("wine/drive_c/windows/temp/cache/scratchpad"),
+    );
 
     // One hook event, as Claude Code sends it: the session's guidance comes back as context.
     let event = r#"{"session_id":"wine-1","hook_event_name":"SessionStart","source":"startup","cwd":"C:\\"}"#;
@@ -172,6 +182,12 @@ fn the_windows_node_addon_runs_the_readme_example_under_wine() {
     assert!(status.success(), "the README's Node example failed under wine ({status}):\n{}", read(&errors));
     let output = read(&printed);
     assert_eq!(output, scratchpad_tests::NODE_EXAMPLE_OUTPUT);
+    // The addon found its package's precompiled components beside it and compiled none.
+    let precompiled = std::fs::read_dir(platform_package.join("precompiled")).unwrap().count();
+    assert_eq!(precompiled, scratchpad_host::embedded::EMBEDDED.len(), "the addon package's precompiled/");
+    scratchpad_tests::assert_no_embedded_component_compiled(
+        &dir.path().join("wine/drive_c/windows/temp/cache/scratchpad"),
+    );
 }
 
 /// `node.exe` of [`WINDOWS_NODE`], downloaded once into `target/node-windows-<version>`.

@@ -30,14 +30,20 @@ pub fn config(location: &str, config: Option<&str>, plugins: &[String]) -> Resul
 
 /// The `precompiled/` directory beside the shared library this code was loaded from (the
 /// Node addon's package ships the embedded components compiled there), when there is one.
-#[cfg(unix)]
 fn precompiled_beside_library() -> Option<std::path::PathBuf> {
+    let dir = this_library()?.parent()?.join("precompiled");
+    dir.is_dir().then_some(dir)
+}
+
+/// The file of the shared library this code is in, as the dynamic loader names it.
+#[cfg(unix)]
+fn this_library() -> Option<std::path::PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
     // SAFETY: dladdr only reads the address (this function's own code) and fills `info`; on
     // success `dli_fname` is a NUL-terminated path owned by the dynamic loader.
     let library = unsafe {
-        if libc::dladdr(precompiled_beside_library as *const libc::c_void, info.as_mut_ptr()) == 0 {
+        if libc::dladdr(this_library as *const libc::c_void, info.as_mut_ptr()) == 0 {
             return None;
         }
         let name = info.assume_init().dli_fname;
@@ -46,14 +52,42 @@ fn precompiled_beside_library() -> Option<std::path::PathBuf> {
         }
         std::ffi::CStr::from_ptr(name)
     };
-    let dir = Path::new(std::ffi::OsStr::from_bytes(library.to_bytes())).parent()?.join("precompiled");
-    dir.is_dir().then_some(dir)
+    Some(std::ffi::OsStr::from_bytes(library.to_bytes()).into())
 }
 
-/// No package ships precompiled components for Windows yet (`cargo xtask dist` makes them
-/// only for the build machine's own target).
-#[cfg(not(unix))]
-fn precompiled_beside_library() -> Option<std::path::PathBuf> {
+/// The file of the DLL this code is in: the module holding this function's address.
+#[cfg(windows)]
+fn this_library() -> Option<std::path::PathBuf> {
+    use std::os::windows::ffi::OsStringExt;
+    use windows_sys::Win32::System::LibraryLoader::{
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS, GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT, GetModuleFileNameW,
+        GetModuleHandleExW,
+    };
+    let mut module = std::ptr::null_mut();
+    // SAFETY: with FROM_ADDRESS the name is read as an address inside a loaded module (this
+    // function's own code); UNCHANGED_REFCOUNT takes no reference that would need releasing.
+    let found = unsafe {
+        GetModuleHandleExW(
+            GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+            this_library as *const u16,
+            &mut module,
+        )
+    };
+    if found == 0 {
+        return None;
+    }
+    // Windows' longest path (`\\?\` paths), in UTF-16 units.
+    let mut name = vec![0u16; 32_768];
+    // SAFETY: `name` is a writable buffer of the length given.
+    let len = unsafe { GetModuleFileNameW(module, name.as_mut_ptr(), name.len() as u32) } as usize;
+    if len == 0 || len >= name.len() {
+        return None;
+    }
+    Some(std::ffi::OsString::from_wide(&name[..len]).into())
+}
+
+#[cfg(not(any(unix, windows)))]
+fn this_library() -> Option<std::path::PathBuf> {
     None
 }
 

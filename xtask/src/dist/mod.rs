@@ -6,8 +6,8 @@
 //!   leaves the `scratchpad` binary in the build directory; that same binary goes into
 //! - `scratchpad-<version>-<target>.tar.gz` (the binary, the README, the licence), and
 //! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`), both with the embedded
-//!   components compiled ahead of time in `precompiled/` beside the binary when it runs on
-//!   the build machine (`precompiled.rs`);
+//!   components compiled ahead of time in `precompiled/` beside the binary when a binary of the
+//!   build that runs here can compile for the target's architecture (`precompiled.rs`);
 //! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension; the same
 //!   `precompiled/` beside the extension), and
 //! - the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>[-gnu]`), with the same
@@ -95,10 +95,17 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
 
     let mut platform_packages = Vec::new();
     let mut addon_packages = Vec::new();
-    for target in &options.targets {
+    // The targets whose binaries run here first: such a binary compiles the components for
+    // the others on its architecture (`precompiled.rs`).
+    let (native, foreign): (Vec<&Target>, Vec<&Target>) = options.targets.iter().partition(|t| t.runs_here());
+    let mut compiler = None;
+    for target in native.into_iter().chain(foreign) {
         tools::ensure_rust_target(workspace, target.triple)?;
         let cli = python::cli_wheel(&build, target, out)?;
-        let precompiled = precompiled::components(&build, target, &cli.binary)?;
+        if target.runs_here() {
+            compiler = Some(cli.binary.clone());
+        }
+        let precompiled = precompiled::components(&build, target, compiler.as_deref())?;
         python::add_precompiled_to_cli_wheel(&build, &cli, precompiled.as_deref())?;
         archive::tarball(&build, target, &cli.binary, precompiled.as_deref(), out)?;
         platform_packages

@@ -1,23 +1,29 @@
 //! The embedded components compiled ahead of time for a target, shipped in `precompiled/`
 //! beside its `scratchpad` binary so a fresh install's first start does not compile them
-//! (`scratchpad_host::precompiled`). They are made by the target's own binary
-//! (`scratchpad precompile`), so for a target whose binary runs on the build machine; the
-//! others' packages ship without them and compile at first start, as before.
+//! (`scratchpad_host::precompiled`). They are made by a binary of the same build that runs on
+//! the build machine (`scratchpad precompile --target`): the target's own, or for another
+//! operating system on the same architecture (Windows x86-64 on Linux x86-64) the build
+//! machine's, whose compiler has that architecture's backend. wasmtime's check at load refuses
+//! an artifact whose version, settings or target do not match the loading engine's, so a
+//! mistake here costs a compile at first start, never wrong code. Other architectures'
+//! packages ship without them and compile at first start, as before.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Build, Target, run};
 
-/// The directory of `target`'s precompiled components, made by running `binary`; `None` when
-/// that binary does not run here.
-pub fn components(build: &Build, target: &Target, binary: &Path) -> Result<Option<PathBuf>, String> {
-    if !target.runs_here() {
+/// The directory of `target`'s precompiled components, made by `compiler` (a binary of this
+/// build that runs here); `None` without one, or when it cannot compile for `target`'s
+/// architecture.
+pub fn components(build: &Build, target: &Target, compiler: Option<&Path>) -> Result<Option<PathBuf>, String> {
+    let Some(compiler) = compiler else { return Ok(None) };
+    if target.arch() != std::env::consts::ARCH {
         return Ok(None);
     }
     let dir = build.scratch(&format!("precompiled/{}", target.triple))?;
     run(
-        Command::new(binary).arg("precompile").arg(&dir),
+        Command::new(compiler).arg("precompile").arg(&dir).args(["--target", target.triple]),
         &format!("precompiling the components for {}", target.triple),
     )?;
     Ok(Some(dir))

@@ -79,8 +79,12 @@ impl Target {
 
     /// Whether this target's binaries run on the machine building them (same CPU and OS).
     pub fn runs_here(&self) -> bool {
-        let mut parts = self.triple.split('-');
-        parts.next() == Some(std::env::consts::ARCH) && parts.any(|part| part == std::env::consts::OS)
+        self.arch() == std::env::consts::ARCH && self.triple.split('-').any(|part| part == std::env::consts::OS)
+    }
+
+    /// The architecture, as `std::env::consts::ARCH` names it (`x86_64`, `aarch64`).
+    pub fn arch(&self) -> &'static str {
+        self.triple.split('-').next().expect("a triple starts with its architecture")
     }
 
     /// Whether the Python host wheel (a CPython extension) is built for this platform.
