@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
+use std::path::Path;
 mod support;
 
 use scratchpad_tests::dump_all;
@@ -48,6 +49,8 @@ fn every_bad_command_line_gets_a_clear_error_and_changes_nothing() {
         list
     };
     let call = |json: &str| args(&["call", "s", "session.scratchpad", json, "--turn", "t1"]);
+    let precompiled = dir.path().join("precompiled");
+    let precompiled = precompiled.to_str().unwrap();
 
     let cases: Vec<(&str, Vec<OsString>, i32, &str)> = vec![
         ("unknown subcommand", args(&["frobnicate"]), 2, "unrecognized subcommand 'frobnicate'"),
@@ -101,6 +104,18 @@ fn every_bad_command_line_gets_a_clear_error_and_changes_nothing() {
         ),
         ("oversize turn id", args(&["tools", "s", "--turn", &"t".repeat(257)]), 1, "turn id: is 257 bytes long"),
         ("duplicate session", args(&["session", "create", "s"]), 1, "session `s` already exists"),
+        (
+            "precompile for no target",
+            args(&["precompile", precompiled, "--target", "nonsense"]),
+            1,
+            "target `nonsense`",
+        ),
+        (
+            "precompile for a target this build cannot compile for",
+            args(&["precompile", precompiled, "--target", "riscv64gc-unknown-linux-gnu"]),
+            1,
+            "compiling for `riscv64gc-unknown-linux-gnu`",
+        ),
         (
             "fork of a missing parent",
             args(&["session", "create", "x", "--fork", "ghost"]),
@@ -184,6 +199,7 @@ fn every_bad_command_line_gets_a_clear_error_and_changes_nothing() {
         }
     }
     assert!(failures.is_empty(), "{} bad command lines misbehaved:\n{}", failures.len(), failures.join("\n"));
+    assert!(!Path::new(precompiled).exists(), "a refused `precompile` wrote nothing");
 
     // With --json the error is a value on stdout, with the tool error's kind.
     let out = scratchpad(&db, &[args(&["--json"]), call("[1]")].concat());

@@ -293,7 +293,8 @@ pub struct HostConfig {
     /// ([`crate::precompiled`]), loaded instead of compiling them when they fit this engine and
     /// CPU. Trusted like the host's own binary: only a package's own files belong there.
     /// Default none (the `scratchpad` CLI and the Python and Node bindings set it to
-    /// `precompiled/` beside their binary or library when there is one).
+    /// `precompiled/` beside their binary or library when there is one; the CLI else to
+    /// `share/scratchpad/precompiled` under its prefix, where its wheel installs them).
     pub precompiled_dir: Option<PathBuf>,
     /// The tokenizer. Default: cl100k_base.
     pub tokenizer: Encoding,

@@ -4,9 +4,9 @@
 //! [`write`] compiles every embedded component with the host's engine configuration for a
 //! target and a fixed set of CPU features — on x86-64 Haswell's (2013: AVX2, BMI, LZCNT), on
 //! other architectures their baseline — into `<sha256 of the component>.cwasm`. The packages
-//! of `cargo xtask dist` carry them in `precompiled/` beside the `scratchpad` binary and the
-//! Node addon, which point [`HostConfig::precompiled_dir`](crate::HostConfig::precompiled_dir)
-//! there.
+//! of `cargo xtask dist` carry them beside the `scratchpad` binary, the Node addon and the
+//! Python extension (`precompiled/`; the CLI wheel in `share/scratchpad/precompiled`), which
+//! point [`HostConfig::precompiled_dir`](crate::HostConfig::precompiled_dir) there.
 //!
 //! [`load`] takes one when it is there for the component's digest. Wasmtime checks the
 //! artifact before using it — its wasmtime version, target, compiler settings and wasm features
@@ -93,16 +93,17 @@ pub fn write(dir: &Path, target: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
             config.cranelift_flag_enable("haswell");
         }
     }
-    let engine = Engine::new(&config).map_err(anyhow::Error::from).context("creating the wasmtime engine")?;
+    // Fails for a target this build's compiler has no backend for.
+    let engine =
+        Engine::new(&config).map_err(anyhow::Error::from).with_context(|| format!("compiling for `{triple}`"))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut written = Vec::new();
-    for name in crate::embedded::EMBEDDED {
-        let wasm = crate::embedded::component(name).expect("every embedded name has a component");
+    for component in scratchpad_components::ALL {
         let compiled = engine
-            .precompile_component(wasm)
+            .precompile_component(component.wasm)
             .map_err(anyhow::Error::from)
-            .with_context(|| format!("compiling `{name}` for {triple}"))?;
-        let path = dir.join(file_name(&crate::cache::digest(wasm)));
+            .with_context(|| format!("compiling `{}` for {triple}", component.name))?;
+        let path = dir.join(file_name(component.sha256));
         std::fs::write(&path, compiled).with_context(|| format!("writing {}", path.display()))?;
         written.push(path);
     }
