@@ -1,20 +1,22 @@
 //! The scratchpad host as a Node.js addon (`NativeHost`). The same host as in Rust, with every
 //! limit: this module is thin on purpose. It takes and returns JSON text for structured values,
 //! and `index.js` gives them JavaScript shapes, checks argument types and raises the error
-//! classes, so the API lives in one place. Every call is a promise whose work runs on napi's
-//! tokio runtime, off the JavaScript thread.
+//! classes, so the API lives in one place. A call runs like a JavaScript `async` function, on
+//! the JavaScript thread between its waits ([`executor`]).
 //!
 //! A host error reaches JavaScript as an `Error` whose message is [`ERROR_PREFIX`] followed by
 //! JSON (`{"class", "message", "attributes"}`); `index.js` turns it into its class.
 
 use std::sync::Mutex;
 
-use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, Buffer, Result, ToNapiValue};
+use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, Buffer, Result, ToNapiValue, Unknown};
 use napi::{Env, Error, Status};
 use napi_derive::napi;
 use scratchpad_embedding as embedding;
 use scratchpad_host::{Host, Observation, ToolCall, TurnContext};
 use serde_json::{Value, json};
+
+mod executor;
 
 /// What starts the message of an error `index.js` turns into one of its classes.
 const ERROR_PREFIX: &str = "scratchpad-error:";
@@ -39,13 +41,15 @@ fn invalid(message: String) -> Error {
     thrown(Status::InvalidArg, "ScratchpadError", &message, json!({ "code": "invalid-input" }))
 }
 
-/// A promise of `work`, run on napi's tokio runtime. The methods take what the work needs
-/// (the host's handle included) before returning it, so a call made before `close` finishes.
-fn promise<T: ToNapiValue + Send + 'static>(
-    env: &Env,
+/// Runs `work` on this (the JavaScript) thread until it waits ([`executor`]): its value when it
+/// did not wait, else a promise of it (`index.js` awaits either). The methods take what the work
+/// needs (the host's handle included) before calling this, so a call made before `close`
+/// finishes.
+fn answer<'env, T: ToNapiValue + Send + 'static>(
+    env: &'env Env,
     work: impl Future<Output = std::result::Result<T, scratchpad_host::Error>> + Send + 'static,
-) -> Result<AsyncBlock<T>> {
-    AsyncBlockBuilder::new(async move { work.await.map_err(raise) }).build(env)
+) -> Result<Unknown<'env>> {
+    executor::run(env, async move { work.await.map_err(raise) })
 }
 
 fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T> {
@@ -97,104 +101,110 @@ impl NativeHost {
     }
 
     /// Creates `session` (refused when it exists): the standing guidance, as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn create_session(&self, env: &Env, session: String) -> Result<AsyncBlock<String>> {
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn create_session<'env>(&self, env: &'env Env, session: String) -> Result<Unknown<'env>> {
         let host = self.host()?;
-        promise(env, async move { host.create_session(&session, scratchpad_host::Origin::New).await.map(to_json) })
+        answer(env, async move { host.create_session(&session, scratchpad_host::Origin::New).await.map(to_json) })
     }
 
     /// `session`, created when missing: its standing guidance, as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn open_session(&self, env: &Env, session: String) -> Result<AsyncBlock<String>> {
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn open_session<'env>(&self, env: &'env Env, session: String) -> Result<Unknown<'env>> {
         let host = self.host()?;
-        promise(env, async move { embedding::open_session(&host, &session).await.map(to_json) })
+        answer(env, async move { embedding::open_session(&host, &session).await.map(to_json) })
     }
 
     /// The tools offered in `turn` (JSON), as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn tools(&self, env: &Env, turn: String) -> Result<AsyncBlock<String>> {
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn tools<'env>(&self, env: &'env Env, turn: String) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move { host.tools(&turn).await.map(to_json) })
+        answer(env, async move { host.tools(&turn).await.map(to_json) })
     }
 
     /// Calls tool `name` with `arguments` (JSON text): its output text.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn call_tool(&self, env: &Env, turn: String, name: String, arguments: String) -> Result<AsyncBlock<String>> {
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn call_tool<'env>(
+        &self,
+        env: &'env Env,
+        turn: String,
+        name: String,
+        arguments: String,
+    ) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move { host.call_tool(&turn, &name, &arguments).await.map(|out| out.content) })
+        answer(env, async move { host.call_tool(&turn, &name, &arguments).await.map(|out| out.content) })
     }
 
     /// The arguments (JSON text) to run the agent's tool call with, after every plugin's
     /// `before-tool-call`.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn before_tool_call(
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn before_tool_call<'env>(
         &self,
-        env: &Env,
+        env: &'env Env,
         turn: String,
         name: String,
         arguments: String,
         step: u32,
-    ) -> Result<AsyncBlock<String>> {
+    ) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move { host.before_tool_call(&turn, &ToolCall::new(name, arguments, step)).await })
+        answer(env, async move { host.before_tool_call(&turn, &ToolCall::new(name, arguments, step)).await })
     }
 
     /// What the model should see instead of the tool's `result`, if anything.
-    #[napi(ts_return_type = "Promise<string | null>")]
+    #[napi(ts_return_type = "string | null | Promise<string | null>")]
     #[allow(clippy::too_many_arguments)]
-    pub fn after_tool_result(
+    pub fn after_tool_result<'env>(
         &self,
-        env: &Env,
+        env: &'env Env,
         turn: String,
         name: String,
         arguments: String,
         step: u32,
         result: Buffer,
         metadata: String,
-    ) -> Result<AsyncBlock<Option<String>>> {
+    ) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
         let metadata: Value = parse("metadata", &metadata)?;
         let observation = Observation::bytes(result.to_vec()).with_metadata(metadata);
         let call = ToolCall::new(name, arguments, step);
-        promise(
+        answer(
             env,
             async move { host.after_tool_result(&turn, &call, &observation).await.map(|view| view.replacement) },
         )
     }
 
     /// Every plugin's `after-response` on the turn's final reply.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn after_response(&self, env: &Env, turn: String, text: String) -> Result<AsyncBlock<()>> {
+    #[napi(ts_return_type = "void | Promise<void>")]
+    pub fn after_response<'env>(&self, env: &'env Env, turn: String, text: String) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move { host.after_response(&turn, &text).await })
+        answer(env, async move { host.after_response(&turn, &text).await })
     }
 
     /// The injections for the user's `message`, as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn before_query(&self, env: &Env, turn: String, message: String) -> Result<AsyncBlock<String>> {
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn before_query<'env>(&self, env: &'env Env, turn: String, message: String) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move { host.before_query(&turn, &message).await.map(|prompt| to_json(prompt.injections)) })
+        answer(env, async move { host.before_query(&turn, &message).await.map(|prompt| to_json(prompt.injections)) })
     }
 
     /// The warnings to give the model before compacting, as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn before_compaction(&self, env: &Env, turn: String) -> Result<AsyncBlock<String>> {
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn before_compaction<'env>(&self, env: &'env Env, turn: String) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move { host.before_compaction(&turn).await.map(to_json) })
+        answer(env, async move { host.before_compaction(&turn).await.map(to_json) })
     }
 
     /// Tells the plugins the conversation was compacted.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn after_compaction(&self, env: &Env, turn: String) -> Result<AsyncBlock<()>> {
+    #[napi(ts_return_type = "void | Promise<void>")]
+    pub fn after_compaction<'env>(&self, env: &'env Env, turn: String) -> Result<Unknown<'env>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move { host.after_compaction(&turn).await })
+        answer(env, async move { host.after_compaction(&turn).await })
     }
 
     /// The session and every plugin's stored state (text values as text), as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn show(&self, env: &Env, session: String) -> Result<AsyncBlock<String>> {
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn show<'env>(&self, env: &'env Env, session: String) -> Result<Unknown<'env>> {
         let host = self.host()?;
-        promise(env, async move { embedding::show(&host, &session).await.map(to_json) })
+        answer(env, async move { embedding::show(&host, &session).await.map(to_json) })
     }
 
     /// For the package's benchmark (`bench.mjs`): `op` `n` times, timed in Rust with no
@@ -210,9 +220,10 @@ impl NativeHost {
         n: u32,
     ) -> Result<AsyncBlock<Vec<f64>>> {
         let (host, turn) = (self.host()?, parse::<TurnContext>("turn", &turn)?);
-        promise(env, async move {
-            let times = embedding::time_in_rust(&host, &op, &turn, &argument, n).await?;
+        AsyncBlockBuilder::new(async move {
+            let times = embedding::time_in_rust(&host, &op, &turn, &argument, n).await.map_err(raise)?;
             Ok(times.into_iter().map(|ns| ns as f64).collect())
         })
+        .build(env)
     }
 }

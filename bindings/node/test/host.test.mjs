@@ -181,7 +181,7 @@ test('two worker threads and two processes append to one SQLite file with no los
   setup.close();
 });
 
-test('a plugin that loops ends in PluginTimeout while another session’s calls complete', async () => {
+test('a plugin that loops ends in PluginTimeout off the JavaScript thread while another session’s calls complete', async () => {
   const config = join(dir(), 'config.toml');
   writeFileSync(
     config,
@@ -194,6 +194,7 @@ test('a plugin that loops ends in PluginTimeout while another session’s calls 
   await host.createSession('calm');
   const done = [];
   const started = performance.now();
+  const busy = performance.eventLoopUtilization();
   const looping = host.callTool({ sessionId: 'loop', turnId: 't' }, 'probe.loop', {}).then(
     () => assert.fail('the loop returned'),
     (error) => ({ error, ended: performance.now() }),
@@ -203,6 +204,10 @@ test('a plugin that loops ends in PluginTimeout while another session’s calls 
     done.push(performance.now());
   }
   const { error, ended } = await looping;
+  // The loop ran off the JavaScript thread: one epoch tick of it at most (1 ms) before it moved
+  // to the runtime, against the 500 ms it looped (the other session's calls are a few ms).
+  const { utilization } = performance.eventLoopUtilization(busy);
+  assert.ok(utilization < 0.5, `the event loop was busy ${(utilization * 100).toFixed(0)} % of the loop's time`);
   assert.ok(error instanceof PluginTimeout && error instanceof PluginError, String(error));
   assert.equal(error.plugin, 'probe');
   assert.equal(done.length, 20, 'the other session’s calls all completed');
