@@ -5,7 +5,7 @@
 //! the published types by `tsc --strict`, and the package by node's test runner
 //! (`bindings/node/test/*.test.mjs`): every method and error, worker threads and processes on
 //! one SQLite file, PostgreSQL (a fresh database on this test process's server, the Rust
-//! suite's harness), a plugin that loops forever, both module systems, a platform with no
+//! suite's harness), a plugin that loops forever, a worker ended with calls in flight, both module systems, a platform with no
 //! binary, and the AI SDK integration in real `generateText` and `streamText` loops against
 //! the scripted Chat Completions server (`tests/scripted/chat.py`); and the README's example.
 
@@ -70,7 +70,7 @@ fn the_node_package_installs_from_its_tarballs_and_passes_its_tests() {
         .expect("running node --test");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "node --test failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains("# fail 0") && stdout.contains("# pass 12"), "{stdout}");
+    assert!(stdout.contains("# fail 0") && stdout.contains("# pass 13"), "{stdout}");
     scratchpad_tests::assert_no_embedded_component_compiled(&cache.path().join("scratchpad"));
 
     let example = run(

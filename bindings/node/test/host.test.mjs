@@ -1,7 +1,7 @@
 // @scratchpad-dev/host as installed from its packed packages (tests/tests/node_host.rs puts
 // this file in a fresh directory beside node_modules): every method, the error classes, wrong
 // types, a closed host, threads and processes on one SQLite file, a plugin that loops
-// forever, PostgreSQL (SCRATCHPAD_TEST_POSTGRES: a fresh database on the suite's server), and
+// forever, a worker ended with calls in flight, PostgreSQL (SCRATCHPAD_TEST_POSTGRES: a fresh database on the suite's server), and
 // both module systems.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -26,6 +26,12 @@ import {
 const run = promisify(execFile);
 const MARKER = 'NODE-PLAN-MARKER-5';
 const PLAN = { action: 'set_plan', content: `1. ${MARKER}: fix the parser\n2. test it` };
+
+/** The default plugins and the probe, whose `probe.loop` loops until its deadline. */
+const LOOPING_CONFIG =
+  '[[plugin]]\nname = "scratchpad"\n[[plugin]]\nname = "probe"\n' +
+  `path = ${JSON.stringify(process.env.SCRATCHPAD_PROBE)}\n` +
+  'allow_unsigned = true\ngrants = ["config"]\n[plugin.config]\npowers = ["config"]\n';
 
 function dir() {
   return mkdtempSync(join(tmpdir(), 'scratchpad-node-'));
@@ -183,12 +189,7 @@ test('two worker threads and two processes append to one SQLite file with no los
 
 test('a plugin that loops ends in PluginTimeout off the JavaScript thread while another session’s calls complete', async () => {
   const config = join(dir(), 'config.toml');
-  writeFileSync(
-    config,
-    '[[plugin]]\nname = "scratchpad"\n[[plugin]]\nname = "probe"\n' +
-      `path = ${JSON.stringify(process.env.SCRATCHPAD_PROBE)}\n` +
-      'allow_unsigned = true\ngrants = ["config"]\n[plugin.config]\npowers = ["config"]\n',
-  );
+  writeFileSync(config, LOOPING_CONFIG);
   const host = await Host.open(join(dir(), 'loop.db'), { config });
   await host.createSession('loop');
   await host.createSession('calm');
@@ -212,6 +213,51 @@ test('a plugin that loops ends in PluginTimeout off the JavaScript thread while 
   assert.equal(error.plugin, 'probe');
   assert.equal(done.length, 20, 'the other session’s calls all completed');
   assert.ok(done.some((t) => started < t && t < ended), 'and some while the plugin looped');
+  host.close();
+});
+
+// A worker that keeps calls in flight — appends, and a plugin looping to its deadline — until
+// it is ended.
+const BUSY = `
+  const { Host } = require('@scratchpad-dev/host');
+  const { parentPort, workerData } = require('node:worker_threads');
+  const [file, config] = workerData;
+  (async () => {
+    const host = await Host.open(file, { config });
+    await host.openSession('busy');
+    host.callTool({ sessionId: 'busy', turnId: 'loop' }, 'probe.loop', {}).catch(() => {});
+    for (let round = 0; ; round++) {
+      const calls = [];
+      for (let i = 0; i < 8; i++) {
+        const turn = { sessionId: 'busy', turnId: round + '-' + i };
+        calls.push(host.callTool(turn, 'session.scratchpad', { action: 'append_notes', content: 'busy ' + i }));
+      }
+      if (round === 1) parentPort.postMessage('busy');
+      await Promise.all(calls);
+    }
+  })();
+`;
+
+test('a worker ended with calls in flight leaves the process and the database working', async () => {
+  const file = join(dir(), 'ended.db');
+  const config = join(dir(), 'config.toml');
+  writeFileSync(config, LOOPING_CONFIG);
+  const script = join(process.cwd(), 'busy.cjs');
+  writeFileSync(script, BUSY);
+  const worker = new Worker(script, { workerData: [file, config] });
+  await new Promise((resolve, reject) => {
+    worker.on('message', resolve);
+    worker.on('error', reject);
+  });
+  assert.equal(await worker.terminate(), 1, 'the worker was ended, not finished');
+  // Past the looping call's 500 ms deadline: it and the appends end with no event loop to
+  // settle them on.
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  const host = await Host.open(file);
+  await host.callTool({ sessionId: 'busy', turnId: 'after' }, 'session.scratchpad', { action: 'append_notes', content: 'after the worker' });
+  const notes = (await host.show('busy')).state.map((e) => e.text).join('\n');
+  assert.match(notes, /busy 0/, 'what the worker committed is kept');
+  assert.match(notes, /after the worker/);
   host.close();
 });
 
