@@ -264,9 +264,13 @@ fn receive(env: Env, message: Message) {
         Message::Settle(call, settle) => (call, settle),
         Message::Poll(call) => {
             let mut state = call.state();
-            let State::Queued(work) = std::mem::replace(&mut *state, State::Polling { yielded: false, woken: false })
-            else {
-                return;
+            let work = match std::mem::replace(&mut *state, State::Polling { yielded: false, woken: false }) {
+                State::Queued(work) => work,
+                // Only a call's move into `Queued` sends `Poll`; anything else is left as it is.
+                other => {
+                    *state = other;
+                    return;
+                }
             };
             drop(state);
             match call.poll_here(work) {
