@@ -76,7 +76,7 @@ impl ScopedStore {
         turn_id: &str,
         f: impl Fn(&mut ScopeStorage) -> (R, bool) + Send + Sync,
     ) -> Result<R> {
-        for _ in 0..crate::transaction::MAX_ATTEMPTS {
+        for attempt in 1..=crate::transaction::MAX_ATTEMPTS {
             let plugins = vec![ScopeToRead { index: 0, plugin: self.plugin.clone() }];
             let mut read = self.db.begin(session, Some(turn_id), None, plugins).await?;
             let (_, snapshot) = read.snapshots.pop().expect("one scope was read");
@@ -90,6 +90,9 @@ impl ScopedStore {
             let outcome = self.db.commit(session, read.head.version, calls).await?;
             if outcome == Commit::Done {
                 return Ok(value);
+            }
+            if attempt < crate::transaction::MAX_ATTEMPTS {
+                tokio::time::sleep(crate::transaction::backoff(attempt)).await;
             }
         }
         Err(crate::transaction::conflict(session))
