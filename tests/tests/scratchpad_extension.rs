@@ -1,4 +1,4 @@
-//! Seed 001, "Session Scratchpad Extension": the `session.scratchpad` tool in its
+//! The scratchpad extension: the `session.scratchpad` tool in its
 //! `{content, mode}` form, its token budget counted with the host's real tokenizer
 //! (cl100k_base), the data flow (write on turn N, prepended on N+1, still there after
 //! compaction and after a host restart), the `before_session_create` guidance and
@@ -31,9 +31,9 @@ const PLAN: &str = "## Plan\n1. Fix X\n2. Test Y";
 const BLOCK: &str =
     "[Session Scratchpad - your persistent working memory]\n## Notes\n## Plan\n1. Fix X\n2. Test Y\n[End Scratchpad]";
 
-/// Seed 001's configuration: `maxTokens: 2000`. Seed 001 caps its single text by tokens only,
+/// The extension's configuration: `maxTokens: 2000`. The extension caps its single text by tokens only,
 /// so the char limit of notes is raised out of the way.
-fn seed_001() -> Value {
+fn extension_config() -> Value {
     json!({"tokenBudget": true, "maxTokens": 2000, "notesMaxChars": 20000})
 }
 
@@ -58,20 +58,20 @@ fn tokens(n: usize) -> String {
 // ## Token budget enforcement
 
 async fn replace_reports_the_tokens_used_of_the_budget(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     assert_eq!(host.count_tokens(PLAN), 12);
     assert_eq!(write(&host, "t1", PLAN, "replace").await.unwrap(), "Scratchpad updated (12 tokens / 2000 budget)");
 }
 
 async fn replace_over_the_budget_truncates_to_max_tokens_and_warns_with_the_original_count(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     let response = write(&host, "t1", &tokens(3200), "replace").await.unwrap();
     assert_eq!(response, "Scratchpad truncated to 2000 tokens (original: 3200). Consider summarizing.");
     assert_eq!(stored(&fx.database, "s", "notes"), Some(tokens(2000)));
 }
 
 async fn append_over_the_budget_is_rejected_with_the_current_and_append_counts(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     write(&host, "t1", &tokens(1800), "replace").await.unwrap();
     let before = dump(&fx.database, "s");
 
@@ -86,7 +86,7 @@ async fn append_over_the_budget_is_rejected_with_the_current_and_append_counts(f
 }
 
 async fn append_within_the_budget_adds_to_the_existing_content(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
     let response = write(&host, "t1", "Finding: X is a tz bug", "append").await.unwrap();
     let expected = format!("{PLAN}\nFinding: X is a tz bug");
@@ -95,14 +95,14 @@ async fn append_within_the_budget_adds_to_the_existing_content(fx: Fixture) {
 }
 
 async fn mode_defaults_to_replace(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     write(&host, "t1", "old", "replace").await.unwrap();
     host.call_tool(&turn("s", "t1"), TOOL, &json!({"content": PLAN}).to_string()).await.unwrap();
     assert_eq!(stored(&fx.database, "s", "notes").as_deref(), Some(PLAN));
 }
 
 async fn every_response_also_shows_the_token_usage(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     let out = host.call_tool(&turn("s", "t1"), TOOL, &json!({"content": PLAN}).to_string()).await.unwrap();
     assert!(out.content.ends_with("Usage: notes 26/20000 chars, 12/2000 tokens; plan 0/2000 chars; refs 0/50 items"));
 }
@@ -122,7 +122,7 @@ async fn without_the_token_budget_the_same_messages_count_chars(fx: Fixture) {
 }
 
 async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
     let before = dump(&fx.database, "s");
     for (args, field) in [
@@ -143,7 +143,7 @@ async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing(fx:
 // ## Data flow
 
 async fn a_write_on_turn_n_is_prepended_to_the_message_of_turn_n_plus_1(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     write(&host, "turn-n", PLAN, "replace").await.unwrap();
 
     let prompt = host.before_query(&turn("s", "turn-n+1"), "continue with step 2").await.unwrap();
@@ -154,7 +154,7 @@ async fn a_write_on_turn_n_is_prepended_to_the_message_of_turn_n_plus_1(fx: Fixt
 }
 
 async fn the_users_message_is_never_changed_or_persisted_with_the_block(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
     let message = "continue with step 2";
     let prompt = host.before_query(&turn("s", "t2"), message).await.unwrap();
@@ -166,7 +166,7 @@ async fn the_users_message_is_never_changed_or_persisted_with_the_block(fx: Fixt
 }
 
 async fn the_scratchpad_is_still_prepended_after_compaction(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     write(&host, "t1", PLAN, "replace").await.unwrap();
     for i in 2..=7 {
         host.before_query(&turn("s", &format!("t{i}")), "working").await.unwrap();
@@ -181,10 +181,10 @@ async fn the_scratchpad_is_still_prepended_after_compaction(fx: Fixture) {
 
 async fn the_scratchpad_survives_a_host_restart_on_the_same_file(fx: Fixture) {
     {
-        let host = session(&fx, seed_001()).await;
+        let host = session(&fx, extension_config()).await;
         write(&host, "t1", PLAN, "replace").await.unwrap();
     }
-    let host = fx.open(vec![scratchpad(seed_001())]).await;
+    let host = fx.open(vec![scratchpad(extension_config())]).await;
     let prompt = host.before_query(&turn("s", "t2"), "continue with step 2").await.unwrap();
     assert_eq!(prompt.text(Placement::PrependContext), BLOCK);
     // The budget holds across the restart: the resumed text counts against it.
@@ -195,7 +195,7 @@ async fn the_scratchpad_survives_a_host_restart_on_the_same_file(fx: Fixture) {
 // ## Tool definition, guidance, enabled
 
 async fn the_tool_is_registered_as_session_scratchpad_with_content_and_mode(fx: Fixture) {
-    let host = session(&fx, seed_001()).await;
+    let host = session(&fx, extension_config()).await;
     let tools = host.tools(&turn("s", "t1")).await.unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), [TOOL]);
     let tool = &tools[0];
@@ -235,7 +235,7 @@ async fn guidance_is_appended_to_the_system_prompt_with_the_configured_budgets(f
 
 async fn when_disabled_there_is_no_tool_no_injection_and_no_guidance(fx: Fixture) {
     {
-        let host = session(&fx, seed_001()).await;
+        let host = session(&fx, extension_config()).await;
         write(&host, "t1", PLAN, "replace").await.unwrap();
     }
     let host = fx.open(vec![scratchpad(json!({"enabled": false, "maxTokens": 2000}))]).await;

@@ -1,4 +1,4 @@
-//! Seed 004, the scratchpad for large observations, through the real host: offload above the
+//! The large-observation store, through the real host: offload above the
 //! threshold, the synthetic observation, `scratchpad_read` in every mode, `{{stepN.field}}`
 //! resolved against the full stored content, turn isolation, TTL and GC, and a 100 MB
 //! observation offloaded while the guest's memory stays flat.

@@ -1,4 +1,4 @@
-//! Seed 000, "Session Scratchpad", its auto-trigger nudges: all off by default, each opt-in
+//! The session scratchpad's auto-trigger nudges: all off by default, each opt-in
 //! trigger fires once per occasion as a `[Hint: ...]` line before the scratchpad block of the
 //! next user message — through before_query, after_response and after_compaction of the real
 //! host, the real component and a real SQLite file.

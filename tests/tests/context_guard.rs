@@ -1,4 +1,4 @@
-//! Seed 002, part A: the context-guard component through the real host and a real database
+//! The context-pressure policy: the context-guard component through the real host and a real database
 //! (each test on SQLite and on PostgreSQL) — memory flush at 50 / 75 / 90 %, flushActioned,
 //! the context line, the pre-compaction warning, and rolling checkpoints written by the
 //! embedder's summarizer.
@@ -193,7 +193,7 @@ async fn checkpoints_are_written_at_token_thresholds_and_every_15_messages(fx: F
     let all = host.checkpoints("s").await.unwrap();
     assert_eq!(all.len(), 2);
     assert_eq!(all[1].trigger, CheckpointTrigger::MessageCount(15));
-    assert_eq!(all[1].parent_id.as_deref(), Some(first.id.as_str()), "records are linked like seed 002's");
+    assert_eq!(all[1].parent_id.as_deref(), Some(first.id.as_str()), "each record links to the one before");
     let requests = summarizer.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
     assert_eq!((requests[1].session_id.as_str(), requests[1].turn_id.as_str()), ("s", "t16"));

@@ -1,6 +1,6 @@
-//! Seed 000, "Session Scratchpad": three spaces (notes 4,000 chars, plan 2,000 chars, refs 50
+//! The session scratchpad: three spaces (notes 4,000 chars, plan 2,000 chars, refs 50
 //! items), every row of the action table and the budget enforcement — through the real host,
-//! the real component and a real database (each test on SQLite and on PostgreSQL). The opt-in nudges are in `seed_000_nudges.rs`.
+//! the real component and a real database (each test on SQLite and on PostgreSQL). The opt-in nudges are in `scratchpad_nudges.rs`.
 
 use scratchpad_host::{Host, Origin, Placement, ToolErrorKind};
 use scratchpad_tests::{Fixture, dump, refusal, scratchpad, stored, turn};

@@ -1,4 +1,4 @@
-//! Seed 003, "Session Notepad": the `read_notepad` / `write_notepad` / `update_notepad`
+//! The session notepad: the `read_notepad` / `write_notepad` / `update_notepad`
 //! meta-tools, the `## Session Notepad` section of the system prompt with its empty-state hint,
 //! the system-prompt instruction, the pre-compaction warning, sub-sessions and forks, and the
 //! sandbox API for code outside the model — through the real host, the real component and a
@@ -18,7 +18,7 @@ scratchpad_tests::on_both_backends!(
     edits_past_the_budget_are_rejected_and_change_nothing_while_a_long_write_is_truncated,
     after_the_limit_is_lowered_edits_that_shrink_the_notepad_are_still_accepted,
     malformed_arguments_are_invalid_naming_the_field_and_change_nothing,
-    the_three_meta_tools_are_offered_with_the_seeds_parameters,
+    the_three_meta_tools_are_offered_with_their_specified_parameters,
     an_empty_notepad_shows_the_hint_which_disappears_once_something_is_written,
     the_notepad_is_appended_to_the_system_prompt_after_the_instruction_every_turn,
     before_compaction_asks_for_one_warning_turn_and_the_notepad_is_kept_in_full_after,
@@ -39,8 +39,8 @@ const EMPTY_HINT: &str = "(empty — use write_notepad or update_notepad to save
 const TODO: &str = "## Plan\n- [x] Survey all sheets\n- [ ] Fix Q3 total formulas in Summary\n- [ ] Add conditional \
                     formatting";
 
-/// Seed 003's setup: the notepad tools, the notepad in the system prompt.
-fn seed_003() -> Value {
+/// The notepad's setup: the notepad tools, the notepad in the system prompt.
+fn notepad_config() -> Value {
     json!({"surfaces": ["notepad"], "placement": "append-system"})
 }
 
@@ -75,13 +75,13 @@ async fn section(host: &Host, session: &str, turn_id: &str) -> String {
 // ## Meta-tools
 
 async fn read_notepad_returns_an_empty_string_before_anything_is_written(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     let empty = json!({"content": "", "usage": "notepad 0/4000 chars"});
     assert_eq!(tool(&host, "s", "read_notepad", json!({})).await.unwrap(), empty);
 }
 
 async fn write_notepad_replaces_everything_and_an_empty_write_clears_it(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     tool(&host, "s", "write_notepad", json!({"content": "scratch"})).await.unwrap();
     let out = tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     assert_eq!(out, json!({"ok": true, "usage": format!("notepad {}/4000 chars", TODO.chars().count())}));
@@ -93,7 +93,7 @@ async fn write_notepad_replaces_everything_and_an_empty_write_clears_it(fx: Fixt
 }
 
 async fn find_replace_marks_a_todo_done_replacing_the_first_occurrence_unless_replace_all(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     let out = update(&host, json!({"operation": "find_replace", "find": "- [ ]", "replace": "- [x]"})).await.unwrap();
     assert_eq!(out["replaced"], 1);
@@ -105,7 +105,7 @@ async fn find_replace_marks_a_todo_done_replacing_the_first_occurrence_unless_re
 }
 
 async fn append_and_prepend_add_a_line_at_either_end(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     update(&host, json!({"operation": "append", "content": "## Findings"})).await.unwrap();
     update(&host, json!({"operation": "append", "content": "- Q3 gap traced to EMEA"})).await.unwrap();
     update(&host, json!({"operation": "prepend", "content": "## Delegated\n- sub_abc: revenue"})).await.unwrap();
@@ -113,7 +113,7 @@ async fn append_and_prepend_add_a_line_at_either_end(fx: Fixture) {
 }
 
 async fn delete_removes_the_given_text(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     tool(&host, "s", "write_notepad", json!({"content": "keep\nobsolete note\nkeep too"})).await.unwrap();
     let out = update(&host, json!({"operation": "delete", "content": "obsolete note\n"})).await.unwrap();
     assert_eq!(out["ok"], true);
@@ -121,7 +121,7 @@ async fn delete_removes_the_given_text(fx: Fixture) {
 }
 
 async fn edits_of_text_that_is_not_there_are_not_found_and_change_nothing(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     let before = dump(&fx.database, "s");
     for args in [
@@ -155,7 +155,7 @@ async fn edits_past_the_budget_are_rejected_and_change_nothing_while_a_long_writ
 }
 
 async fn after_the_limit_is_lowered_edits_that_shrink_the_notepad_are_still_accepted(fx: Fixture) {
-    session(&fx, seed_003()).await.notepad("s").write(TODO).await.unwrap();
+    session(&fx, notepad_config()).await.notepad("s").write(TODO).await.unwrap();
     let host = fx.open(vec![scratchpad(json!({"surfaces": ["notepad"], "notesMaxChars": 40}))]).await;
     update(&host, json!({"operation": "delete", "content": "\n- [ ] Add conditional formatting"})).await.unwrap();
     update(&host, json!({"operation": "find_replace", "find": "[ ]", "replace": "[x]"})).await.unwrap();
@@ -165,7 +165,7 @@ async fn after_the_limit_is_lowered_edits_that_shrink_the_notepad_are_still_acce
 }
 
 async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     let before = dump(&fx.database, "s");
     let cases = [
@@ -194,8 +194,8 @@ async fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing(fx:
     assert_eq!(dump(&fx.database, "s"), before);
 }
 
-async fn the_three_meta_tools_are_offered_with_the_seeds_parameters(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+async fn the_three_meta_tools_are_offered_with_their_specified_parameters(fx: Fixture) {
+    let host = session(&fx, notepad_config()).await;
     let tools = host.tools(&turn("s", "t1")).await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["read_notepad", "write_notepad", "update_notepad"]);
@@ -210,14 +210,14 @@ async fn the_three_meta_tools_are_offered_with_the_seeds_parameters(fx: Fixture)
 // ## How it appears in context
 
 async fn an_empty_notepad_shows_the_hint_which_disappears_once_something_is_written(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     assert_eq!(section(&host, "s", "t1").await, format!("{HEADING}\n{EMPTY_HINT}"));
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     assert_eq!(section(&host, "s", "t2").await, format!("{HEADING}\n{TODO}"));
 }
 
 async fn the_notepad_is_appended_to_the_system_prompt_after_the_instruction_every_turn(fx: Fixture) {
-    let host = fx.open(vec![scratchpad(seed_003())]).await;
+    let host = fx.open(vec![scratchpad(notepad_config())]).await;
     let guidance = host.create_session("s", Origin::New).await.unwrap();
     assert_eq!(guidance.len(), 1);
     let instruction = &guidance[0].text;
@@ -242,7 +242,7 @@ async fn the_notepad_is_appended_to_the_system_prompt_after_the_instruction_ever
 // ## Pre-compaction warning
 
 async fn before_compaction_asks_for_one_warning_turn_and_the_notepad_is_kept_in_full_after(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
 
     let near_limit = turn("s", "t9").with_tokens(180_000, 200_000);
@@ -265,7 +265,7 @@ async fn before_compaction_asks_for_one_warning_turn_and_the_notepad_is_kept_in_
 // ## Sub-sessions and forks
 
 async fn parent_with_notepad(fx: &Fixture) -> Host {
-    let host = session(fx, seed_003()).await;
+    let host = session(fx, notepad_config()).await;
     tool(&host, "s", "write_notepad", json!({"content": TODO})).await.unwrap();
     host
 }
@@ -315,7 +315,7 @@ async fn after_creation_a_parents_edits_never_reach_its_children(fx: Fixture) {
 // ## Sandbox API: code outside the model (agent-authored tools) goes through the component
 
 async fn agent_authored_code_reads_writes_and_appends_the_notepad_the_model_sees(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     let notepad = host.notepad("s");
     assert_eq!(notepad.read().await.unwrap(), "");
     let written = notepad.write("## Progress").await.unwrap();
@@ -362,7 +362,7 @@ async fn the_sandbox_api_works_when_the_model_is_offered_only_session_scratchpad
 }
 
 async fn sandbox_calls_belong_to_the_current_turn_and_never_count_as_a_turn(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     let notepad = host.notepad("s");
     let at = |record: scratchpad_host::SessionRecord| (record.turn_id.unwrap(), record.turn_index);
 
@@ -377,7 +377,7 @@ async fn sandbox_calls_belong_to_the_current_turn_and_never_count_as_a_turn(fx: 
 }
 
 async fn the_sandbox_api_names_a_missing_session(fx: Fixture) {
-    let host = session(&fx, seed_003()).await;
+    let host = session(&fx, notepad_config()).await;
     let read = host.notepad("nope").read().await;
     assert!(matches!(&read, Err(Error::SessionNotFound(id)) if id == "nope"), "{read:?}");
 }
