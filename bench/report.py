@@ -7,7 +7,7 @@ which times every call) beside each other in one process run: the component (scr
 only; with both default plugins; one reused instance), native and Extism, with ratios to
 native and to Extism. Then the append with its commit, instantiation, plugin load, the
 observations store (criterion's medians; throughput in MB/s; the guest's memory growth) and
-concurrent throughput. Last, fleet mode (issue 15): the same rows on PostgreSQL beside SQLite,
+concurrent throughput. Last, fleet mode: the same rows on PostgreSQL beside SQLite,
 throughput of 1, 2 and 4 host processes on one PostgreSQL database, and the round trips and
 transactions each operation costs there.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The browser of the viewer's test (issue 39; cli/tests/viewer_browser.rs): Debian's `chromium`
+# The browser of the viewer's test (cli/tests/viewer_browser.rs): Debian's `chromium`
 # and `chromium-driver` (the WebDriver server Selenium drives), headless, started by the test
 # with a temp profile and killed when it ends. No recommended packages.
 # Idempotent: nothing is installed when both are there.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Prometheus server of the metrics test (issue 39; cli/tests/metrics_prometheus.rs):
+# The Prometheus server of the metrics test (cli/tests/metrics_prometheus.rs):
 # Debian's `prometheus` 2.42, run by the test on a free port of 127.0.0.1 with its own config
 # file and storage, scraping `scratchpad mcp --http`'s /metrics. Installing it does not start a
 # service on this kind of machine (no systemd); if a packaged instance runs anyway, it is

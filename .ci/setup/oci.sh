@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The OCI registry and push client of the tests of OCI plugin sources (issue 27;
-# tests/src/registry.rs): Debian's `docker-registry` (the CNCF distribution registry 2.8), run
+# The OCI registry and push client of the tests of OCI plugin sources
+# (tests/src/registry.rs): Debian's `docker-registry` (the CNCF distribution registry 2.8), run
 # by each test on a free port of 127.0.0.1 with its own config file and storage, and `skopeo`,
 # an independent client that pushes the artifacts. Installing `docker-registry` does not start
 # a service on this kind of machine (no systemd); if a packaged instance runs anyway, it is

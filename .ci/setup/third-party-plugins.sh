@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pinned build tools of the plugins written in other languages (issue 18), installed once
+# The pinned build tools of the plugins written in other languages, installed once
 # so the tests that build them (tests/src/third_party.rs) find them in place:
 # componentize-py (plugins/python-redactor/requirements.txt) under target/, and ComponentizeJS
 # (plugins/js-todo/package-lock.json) in plugins/js-todo/node_modules (gitignored).

@@ -140,7 +140,7 @@ fn observe_offloads_a_file_and_the_model_reads_it_back_in_the_same_turn() {
     let read = json_of(&scratchpad(&db, &["--json", "call", "s1", "scratchpad_read", &args, "--turn", "t1"]));
     let content: Value = serde_json::from_str(read["content"].as_str().unwrap()).unwrap();
     assert_eq!(content["content"], text_of_log[..20]);
-    // A turn of its own (no --turn) does not see it: seed 004's turn isolation.
+    // A turn of its own (no --turn) does not see it: the large-observation store's turn isolation.
     let elsewhere = scratchpad(&db, &["--json", "call", "s1", "scratchpad_read", &args]);
     assert_eq!(elsewhere.status.code(), Some(1));
     let refused = json_of(&elsewhere);

@@ -1,4 +1,4 @@
-//! Bad input to `scratchpad mcp` on stdio (issue 14, item 9): this test is the client, a
+//! Bad input to `scratchpad mcp` on stdio (hardening against bad input): this test is the client, a
 //! separate process writing raw bytes to the server's stdin. Every bad line gets an answer —
 //! a client waiting on it must never hang — with `"id": null` whenever the id cannot be read,
 //! and the server keeps serving. JSON-RPC batches follow the negotiated protocol version:

@@ -1,4 +1,4 @@
-//! A bad byte must not kill the JSON-RPC sidecar (issue 14, item 9): this test is the client,
+//! A bad byte must not kill the JSON-RPC sidecar (hardening against bad input): this test is the client,
 //! a separate process writing raw bytes to `scratchpad serve`'s stdin, as a buggy runtime
 //! would. A line that is not UTF-8 or not JSON gets a parse error with `"id": null`, and the
 //! next request is still answered.

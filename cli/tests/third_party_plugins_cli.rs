@@ -1,4 +1,4 @@
-//! Issue 18 through the `scratchpad` binary: the Python and JavaScript plugins
+//! Plugins in other languages through the `scratchpad` binary: the Python and JavaScript plugins
 //! (`plugins/python-redactor`, `plugins/js-todo`), built from their sources with their pinned
 //! tools, load with `--plugin FILE.wasm` and from a config file's `[[plugin]]` tables, are
 //! listed by `plugins`, described by `inspect`, and do their work across CLI processes.

@@ -1,4 +1,4 @@
-//! Rolling checkpoints (seed 002): the embedder's [`Summarizer`], and the checkpoint records
+//! Rolling checkpoints (the context-pressure policy): the embedder's [`Summarizer`], and the checkpoint records
 //! the host keeps for each session.
 //!
 //! A plugin (the context-guard component) decides when a checkpoint is due and asks for one
@@ -7,7 +7,7 @@
 //! after every plugin's `after-response` hook ran and committed, outside any plugin's deadline
 //! and with the session unlocked — and stores what it returns. The runtime reads the records
 //! back with [`crate::Host::latest_checkpoint`] and, when it compacts, with
-//! [`crate::Host::compaction_checkpoint`] (seed 002's fast path).
+//! [`crate::Host::compaction_checkpoint`] (the context-pressure policy's fast path).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -54,7 +54,7 @@ impl crate::Host {
         self.inner.db.latest_checkpoint(id).await
     }
 
-    /// Seed 002's compaction fast path: the newest checkpoint of session `id` when it covers
+    /// The context-pressure policy's compaction fast path: the newest checkpoint of session `id` when it covers
     /// at least half of the conversation's `tokens_now` ([`Checkpoint::covers`]), so the
     /// runtime can compact with it and skip a summarisation call; `None` means summarise now.
     pub async fn compaction_checkpoint(&self, id: &str, tokens_now: u64) -> crate::Result<Option<Checkpoint>> {

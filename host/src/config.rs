@@ -66,7 +66,7 @@ pub struct Limits {
     /// bytes, is what a call costs.
     pub storage_max_keys: u64,
     /// Longest lifetime a plugin may give an offloaded observation, in seconds; a longer
-    /// `ttl-seconds` is shortened to it. Default 86,400 (one day; seed 004's default TTL is
+    /// `ttl-seconds` is shortened to it. Default 86,400 (one day; the large-observation store's default TTL is
     /// one hour), so `gc` always reclaims what a plugin stored.
     pub blob_max_ttl_seconds: u64,
 }
@@ -318,7 +318,7 @@ pub struct HostConfig {
     /// only: see `docs/embedding.md`). Default 64 MiB; 0 keeps nothing and reads every time.
     pub hot_session_bytes: u64,
     /// The embedding runtime's summarizer, which writes the rolling checkpoints plugins ask
-    /// for (seed 002; see [`crate::checkpoints`]). Default: none, and plugins are told so
+    /// for (the context-pressure policy; see [`crate::checkpoints`]). Default: none, and plugins are told so
     /// (`checkpoints.available`); set it in code, as only the runtime has a model.
     pub summarizer: Option<Arc<dyn crate::Summarizer>>,
 }

@@ -1,4 +1,4 @@
-//! Seed 003's sandbox API: code that runs outside the model (agent-authored tools,
+//! The session notepad's sandbox API: code that runs outside the model (agent-authored tools,
 //! `run_sandbox_code`) reads, writes and appends a session's notepad through the host.
 //!
 //! ```no_run
@@ -56,7 +56,7 @@ pub struct NotepadUsage {
 }
 
 impl Host {
-    /// The notepad of `session` for code outside the model (seed 003's sandbox API). See
+    /// The notepad of `session` for code outside the model (the session notepad's sandbox API). See
     /// [`Notepad`] for the turn its calls belong to.
     pub fn notepad(&self, session: &str) -> Notepad<'_> {
         Notepad { host: self, session: session.to_owned(), turn: None }

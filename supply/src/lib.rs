@@ -1,4 +1,4 @@
-//! Getting a third-party plugin's component bytes the host can trust (issue 27), before it
+//! Getting a third-party plugin's component bytes the host can trust (the plugin supply chain), before it
 //! compiles anything:
 //!
 //! - [`Reference`]: `oci://HOST[:PORT]/REPO:TAG` or `…@sha256:DIGEST`.

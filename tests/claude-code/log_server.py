@@ -1,5 +1,5 @@
 """A minimal MCP server on stdio (stdlib only) with one tool, `fetch_log`, that returns a file
-whole: the large tool result of the Claude Code end-to-end test (seed 004's 89 KB log), which
+whole: the large tool result of the Claude Code end-to-end test (the large-observation store's 89 KB log), which
 the plugin's PostToolUse hook offloads.
 
 Usage: python3 log_server.py FILE

@@ -3,7 +3,7 @@
 Usage: python3 rpc_checkpoints.py PATH/TO/scratchpad
 The sidecar sends the client a `summarize` request (server -> client, as LSP servers do) when
 context-guard asks for a checkpoint; this client answers it with a scripted model's summary and
-the checkpoint is stored with seed 002's fields. A client that answers with an error gets
+the checkpoint is stored with the context-pressure policy's fields. A client that answers with an error gets
 -32006 for the turn and no checkpoint, with the turn's hooks kept. Stdlib only.
 """
 

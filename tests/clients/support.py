@@ -25,7 +25,7 @@ enabled = true
 minTokensForGen = 0
 """
 
-# What the scripted model answers a summary request with (seed 002's fields).
+# What the scripted model answers a summary request with (the context-pressure policy's fields).
 SUMMARY = {
     "summary": "Checkpoints through the client's model.",
     "topics": ["JSON-RPC", "MCP"],

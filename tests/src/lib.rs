@@ -251,7 +251,7 @@ pub fn probe(name: &str, prefix: &str) -> PluginSpec {
 }
 
 /// The embedded scratchpad plugin with `config`, and a 5 s call deadline instead of the
-/// default 500 ms: the deadline is wall-clock time, and the seed tests check behaviour, not
+/// default 500 ms: the deadline is wall-clock time, and the behaviour tests check behaviour, not
 /// speed, on a loaded 2-core machine running many tests at once (deadlines are tested with
 /// the probe component).
 pub fn scratchpad(config: serde_json::Value) -> PluginSpec {

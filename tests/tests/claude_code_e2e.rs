@@ -118,7 +118,7 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
 }
 
 /// An append over the notes budget reaches the model as the component's refusal, and a large
-/// MCP tool result reaches it as seed 004's synthetic observation, read back in slices with
+/// MCP tool result reaches it as the large-observation store's synthetic observation, read back in slices with
 /// `scratchpad_read` in the same turn.
 #[test]
 fn a_refusal_reaches_the_model_and_a_large_result_is_offloaded_and_read_back() {

@@ -5,7 +5,7 @@
 //! capacity of 50 hold exactly the last 50 refs added, the notes hold exactly the appended
 //! lines, and the turn bookkeeping written in the same call agrees with both.
 //!
-//! The issue asks for ≥ 10,000 acknowledged calls and ≥ 20 kills. A call here costs 1.5 to
+//! The requirement is ≥ 10,000 acknowledged calls and ≥ 20 kills. A call here costs 1.5 to
 //! 5 ms on a 2-core machine (two fsynced commits: the new turn and the call's writes), so
 //! 10,000 calls in *each* of 20 runs would take 5 to 15 minutes. Instead the 10,000 are spread
 //! over the runs: each run is killed after a random 400 to 800 acknowledgements (then a random

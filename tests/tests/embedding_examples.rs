@@ -5,7 +5,7 @@
 
 use scratchpad_tests::runtimes;
 
-/// What both examples print: the tool's answer, then the block for turn 2 (seed 001's format).
+/// What both examples print: the tool's answer, then the block for turn 2 (the scratchpad extension's format).
 const EXPECTED: &str = "Plan set.\n\
                         Usage: notes 0/8000 chars; plan 18/2000 chars; refs 0/50 items\n\
                         prepend-context:\n\

@@ -1,4 +1,4 @@
-//! The fleet test of issue 15: four `scratchpad serve` processes ("nodes") on one PostgreSQL
+//! The fleet test: four `scratchpad serve` processes ("nodes") on one PostgreSQL
 //! database, 200 sessions, every node appending to the same sessions at once, nodes killed with
 //! SIGKILL at random moments and restarted. Afterwards, read through a fresh node and straight
 //! from the database:
@@ -58,7 +58,7 @@ const REF_SESSIONS: usize = 2;
 const NOTES_MAX: usize = 240;
 /// The scratchpad's refs capacity (`refsMaxItems`, its default).
 const REFS_MAX: usize = 50;
-/// SIGKILLs during the run (the issue asks for at least 10).
+/// SIGKILLs during the run (at least 10 are required).
 const KILLS: usize = 12;
 /// Size of an offloaded observation.
 const OBSERVATION_BYTES: usize = 200 * 1024;

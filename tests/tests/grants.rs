@@ -1,4 +1,4 @@
-//! Issue 27, grants: a plugin holds only the powers it asks for and its configuration grants.
+//! Grants: a plugin holds only the powers it asks for and its configuration grants.
 //! A plugin asking for more than it was granted is refused at load with every missing power
 //! named; the host never calls a hook the plugin's powers do not cover; an answer or an import
 //! it has no power for is a denial that keeps nothing. Through real built components: the

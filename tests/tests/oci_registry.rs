@@ -1,4 +1,4 @@
-//! Issue 27, supply chain, through the `scratchpad` binary: plugins pulled from a real OCI
+//! The plugin supply chain, through the `scratchpad` binary: plugins pulled from a real OCI
 //! registry on loopback (`docker-registry`, pushed to with `skopeo`; `registry.rs`), checked
 //! digest by digest, cached, tag-pinned; and signed with the real `ssh-keygen`, verified
 //! against the configured publishers before anything compiles.

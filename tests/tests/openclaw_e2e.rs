@@ -28,7 +28,7 @@ const PLAN_MARKER: &str = "PLAN-MARKER-ALPHA";
 const NOTE_MARKER: &str = "NOTE-MARKER-BRAVO";
 const WARNING: &str = "will be compacted after your next response";
 
-/// The plugin's config: the embedded scratchpad and observations (with seed 004's test
+/// The plugin's config: the embedded scratchpad and observations (with the large-observation store's test
 /// deadline for an 89 KB offload on a loaded machine), and `extra` components after them.
 fn plugin_config(db: &Path, extra: Vec<Value>) -> Value {
     let mut components = vec![
@@ -132,7 +132,7 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
     assert!(text[block..message].contains(PLAN_MARKER) && text[block..message].contains(NOTE_MARKER));
     assert!(system_prompt(&request).contains(GUIDANCE), "the standing guidance is in the system prompt");
 
-    // Turn 3: an 89 KB tool result reaches the model as seed 004's synthetic observation, and
+    // Turn 3: an 89 KB tool result reaches the model as the large-observation store's synthetic observation, and
     // scratchpad_read returns slices of it.
     openclaw.turn(SESSION_KEY, "look SCRIPT:log LOG-PATH=big_log.txt");
     let results = tool_results(&last_request(&model, "SCRIPT:log"), "SCRIPT:log");

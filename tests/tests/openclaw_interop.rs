@@ -1,4 +1,4 @@
-//! Seed 002's OpenClaw interop: real-shaped session JSONL in, scratchpad out, and back.
+//! OpenClaw session interop: real-shaped session JSONL in, scratchpad out, and back.
 
 use std::path::Path;
 

@@ -134,7 +134,7 @@ fn system(request: &Value) -> String {
 
 /// The plan is written with the scratchpad's tool, kept in opencode's session, injected into
 /// every later request of that session (in a new `opencode run --session` process, and after
-/// opencode compacted the session, whose compaction prompt got seed 003's warning); another
+/// opencode compacted the session, whose compaction prompt got the session notepad's warning); another
 /// session does not see it, and an append over the budget reaches the model as the refusal.
 #[test]
 fn opencode_keeps_the_plan_across_runs_and_compaction_per_session() {
@@ -189,10 +189,10 @@ fn opencode_keeps_the_plan_across_runs_and_compaction_per_session() {
         model.requests().into_iter().filter(|r| r["tools"].as_array().is_none_or(Vec::is_empty)).collect();
     let compaction =
         summaries.iter().find(|r| r.to_string().contains("summariz")).expect("opencode asked for a summary");
-    assert!(compaction.to_string().contains(WARNING), "seed 003's warning joined the compaction prompt");
+    assert!(compaction.to_string().contains(WARNING), "the session notepad's warning joined the compaction prompt");
     assert!(show(dir.path(), &session).contains("compactions 1"), "the compaction was counted once");
 
-    // Seed 004: opencode's `read` of an 89 KB log reaches the model as the synthetic observation,
+    // The large-observation store: opencode's `read` of an 89 KB log reaches the model as the synthetic observation,
     // and `scratchpad_read` greps the offloaded text.
     let log = dir.path().join("project/big_log.txt");
     std::fs::write(&log, scratchpad_tests::big_log()).unwrap();

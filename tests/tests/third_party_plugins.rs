@@ -1,4 +1,4 @@
-//! Issue 18: plugins written in Python (componentize-py) and JavaScript (ComponentizeJS) load in
+//! Plugins written in Python (componentize-py) and JavaScript (ComponentizeJS) load in
 //! the host under the same contract and the same sandbox as the Rust ones. Each is built here
 //! from its sources with its pinned tools (`scratchpad_tests::third_party`), then driven through
 //! the real host beside the real scratchpad component: its policy works, its bad configuration

@@ -1,4 +1,4 @@
-//! Fleet mode's figures (issue 15): the same host on PostgreSQL beside SQLite, in the same run.
+//! Fleet mode's figures: the same host on PostgreSQL beside SQLite, in the same run.
 //!
 //! - **The server.** A private PostgreSQL started by the integration tests' harness
 //!   (`scratchpad_tests::postgres`: a fresh cluster from the machine's Debian packages, run as

@@ -1,4 +1,4 @@
-//! The component against native code and against Extism, in one process run (issue 8). Ratios
+//! The component against native code and against Extism, in one process run. Ratios
 //! matter more than absolute times on a shared 2-core machine; `bench/report.py` turns
 //! criterion's estimates into the README's tables. Run: `cargo bench -p scratchpad-bench` (add
 //! `-- --quick` for a short pass: about 2.5 min on the project's machine, 80 s of it the
@@ -9,7 +9,7 @@
 //! both default plugins), the native baseline (`src/native.rs`) and the Extism peer
 //! (`extism.rs`); native and Extism go through the host's own storage layer (`ScopedStore`).
 //!
-//! Fleet mode (issue 15): the same component rows on PostgreSQL beside SQLite, offload and a
+//! Fleet mode: the same component rows on PostgreSQL beside SQLite, offload and a
 //! range read on PostgreSQL, throughput of 1, 2 and 4 host processes on one PostgreSQL, and the
 //! round trips each operation costs — on a private server the run starts (`fleet.rs`).
 
@@ -240,7 +240,7 @@ fn load(c: &mut Criterion) {
     group.finish();
 }
 
-/// What powers cost a call (issue 27): the checks one `before_query` of the scratchpad makes,
+/// What powers cost a call (grants): the checks one `before_query` of the scratchpad makes,
 /// one for the hook and one for each of its six imports, each a bit test of the set the host
 /// settled at load. Compare with `before_query/component`.
 fn grants(c: &mut Criterion) {
@@ -274,7 +274,7 @@ fn instantiation(c: &mut Criterion) {
     group.finish();
 }
 
-/// Seed 004's store: offloading 1 MB and 100 MB (throughput, and how much the guest's memory
+/// The large-observation store: offloading 1 MB and 100 MB (throughput, and how much the guest's memory
 /// grew), a 2 KB range read and a grep over a 100 MB entry; then the same offloads and range
 /// read on PostgreSQL (`observations_postgres`).
 fn observations(c: &mut Criterion) {

@@ -1,7 +1,7 @@
 //! Per-call latencies and other figures criterion does not keep, written beside criterion's
 //! own estimates (`target/criterion/<group>/<name>/`) for `report.py`.
 //!
-//! Criterion's estimates are of per-*sample* means; the issue asks for p50 and p99 of single
+//! Criterion's estimates are of per-*sample* means; the figures wanted are p50 and p99 of single
 //! calls, so the latency rows time every call on its own and keep them all.
 
 use std::future::Future;

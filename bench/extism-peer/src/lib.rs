@@ -1,5 +1,5 @@
 //! The session scratchpad as an [Extism](https://extism.org) plugin: the benchmarks' peer
-//! baseline (issue 8), the plugin system users would most likely pick instead of components.
+//! baseline, the plugin system users would most likely pick instead of components.
 //!
 //! It runs the component's own logic, [`scratchpad_guest::Scratchpad`], with the SDK's
 //! `Storage` and `Tokenizer` traits implemented over Extism host functions instead of the WIT

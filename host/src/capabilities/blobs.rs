@@ -1,4 +1,4 @@
-//! The `blobs` import: the plugin's blob store in this session (seed 004's offload store).
+//! The `blobs` import: the plugin's blob store in this session (the large-observation store's offload store).
 //!
 //! `store` only records the entry (the bytes stay shared with the observation) and the host
 //! writes it with the call's other writes, after the call returned, outside its deadline.
@@ -23,7 +23,7 @@ pub(crate) const MAX_STORES_PER_CALL: usize = 4;
 /// garbage collection cost per entry.
 pub(crate) const MAX_LIVE_ENTRIES: u64 = 4096;
 
-/// Longest summary an entry may carry, in bytes (seed 004's is about 1,000 characters).
+/// Longest summary an entry may carry, in bytes (the large-observation store's is about 1,000 characters).
 pub(crate) const MAX_SUMMARY_BYTES: usize = 16 << 10;
 
 /// Longest turn id or tool name an entry may carry, in bytes.

@@ -1,4 +1,4 @@
-//! The `checkpoints` import: a plugin asks for a rolling checkpoint (seed 002); the host keeps
+//! The `checkpoints` import: a plugin asks for a rolling checkpoint (the context-pressure policy); the host keeps
 //! the request with the call and, when the call commits and the turn ends, hands it to the
 //! embedder's summarizer (see [`crate::checkpoints`]).
 

@@ -1,5 +1,5 @@
-//! The `metadata` import: what a plugin publishes about the session for the runtime (seed
-//! 002's session metadata). It lives in the call's [`Scope`](super::storage::Scope) beside the
+//! The `metadata` import: what a plugin publishes about the session for the runtime (the
+//! context-pressure policy's session metadata). It lives in the call's [`Scope`](super::storage::Scope) beside the
 //! plugin's storage, shares its quota, and commits with the call's other writes.
 
 use crate::bindings::scratchpad::plugin::metadata::{Host, MetadataError};

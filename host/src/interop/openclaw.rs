@@ -1,4 +1,4 @@
-//! OpenClaw sessions in and out (seed 002): read session JSONL files and `sessions.json`,
+//! OpenClaw sessions in and out (session persistence in OpenClaw's format): read session JSONL files and `sessions.json`,
 //! import their scratchpad state, and append the current scratchpad as `custom` records.
 //! OpenClaw 2026.9 keeps the same records in a SQLite store instead (`store.rs`); the import
 //! reads either.

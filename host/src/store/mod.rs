@@ -305,7 +305,7 @@ pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-/// A record id in seed 002's format, `{unix_ms}_{4 hex}`: the time, and four hex digits of a
+/// A record id in the context-pressure policy's format, `{unix_ms}_{4 hex}`: the time, and four hex digits of a
 /// hash of `salt`, this process and a per-process sequence number, so ids made in the same
 /// millisecond differ (four hex digits can still collide: a caller storing ids under a unique
 /// key asks again until it has a free one).

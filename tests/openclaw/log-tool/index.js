@@ -1,5 +1,5 @@
 // A tool that returns a workspace file whole. OpenClaw's own read and exec tools cap text at
-// ~50 KB, so seed 004's 89 KB log needs a tool of its own to reach the tool-result middleware
+// ~50 KB, so the large-observation store's 89 KB log needs a tool of its own to reach the tool-result middleware
 // (and the scratchpad plugin's offload) as one result.
 
 import { readFileSync } from "node:fs";

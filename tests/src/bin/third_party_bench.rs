@@ -1,4 +1,4 @@
-//! Issue 18's measurements, in one run: the Python (`plugins/python-redactor`) and JavaScript
+//! The measurements of plugins in other languages, in one run: the Python (`plugins/python-redactor`) and JavaScript
 //! (`plugins/js-todo`) plugins beside the Rust one (`plugins/reminder`) — component size, cold
 //! compile, load from the compiled-component cache, per-call latency of `before_query` and of
 //! a tool call (each a fresh instance, with its commit), and the linear memory a call starts

@@ -10,7 +10,7 @@ pub const NOTES_KEY: &str = "openclaw:scratchpad:notes";
 pub const PLAN_KEY: &str = "openclaw:scratchpad:plan";
 /// See [`NOTES_KEY`].
 pub const REFS_KEY: &str = "openclaw:scratchpad:refs";
-/// Seed 001's single key, read into notes when the three keys are absent.
+/// The scratchpad extension's single key, read into notes when the three keys are absent.
 pub const LEGACY_KEY: &str = "openclaw:scratchpad";
 
 /// What one session file holds, as far as the scratchpad is concerned.

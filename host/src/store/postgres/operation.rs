@@ -103,7 +103,7 @@ pub(super) async fn begin(
     }
     let head = head.ok_or_else(|| Error::SessionNotFound(session.to_owned()))?;
     if entered {
-        // Seed 004: expired observations go at the start of every turn (a second trip, once a
+        // The large-observation store: expired observations go at the start of every turn (a second trip, once a
         // turn; kept out of the begin statement, which would otherwise lock the observations
         // table in every operation).
         blobs::collect_at_turn_start(&*client, now_ms() as u64).await?;

@@ -1,4 +1,4 @@
-//! Checkpoint records (seed 002), one row each, linked to the session's previous one.
+//! Checkpoint records (the context-pressure policy), one row each, linked to the session's previous one.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 

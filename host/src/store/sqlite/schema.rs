@@ -26,7 +26,7 @@ const MIGRATIONS: &[&str] = &[
         value BLOB NOT NULL,
         PRIMARY KEY (plugin, session, key)
     ) WITHOUT ROWID;",
-    // 2: the blob store for offloaded observations: seed 004's `entries`, scoped per plugin
+    // 2: the blob store for offloaded observations: the large-observation store's `entries`, scoped per plugin
     // and session like all plugin state. One deviation, measured: the content is not one
     // BLOB but 64 KiB rows in `observation_chunks`. A read at offset N of one large BLOB walks
     // SQLite's overflow-page chain from the start (41 ms for 2 KB at the end of 100 MB);
@@ -57,8 +57,8 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX observations_turn ON observations(plugin, session, turn_id);
     CREATE INDEX observations_expiry ON observations(expires_at);",
-    // 3: what plugins publish about a session (the `metadata` import; seed 002's session
-    // metadata such as flushActioned), and seed 002's rolling checkpoints, written by the
+    // 3: what plugins publish about a session (the `metadata` import; the context-pressure policy's session
+    // metadata such as flushActioned), and the context-pressure policy's rolling checkpoints, written by the
     // embedder's summarizer at a plugin's request.
     "CREATE TABLE plugin_metadata (
         plugin TEXT NOT NULL,

@@ -11,7 +11,7 @@ use crate::{Error, Result};
 
 /// Enters `turn_id` and reads the session's head and each named plugin's snapshot in one
 /// read transaction (so all are of one version). A new turn id is counted first, in a write
-/// transaction of its own, which also collects expired observations (seed 004: at the start
+/// transaction of its own, which also collects expired observations (the large-observation store: at the start
 /// of every turn); the usual call, inside the current turn, writes nothing, and neither does
 /// a read with no `turn_id`.
 pub(crate) fn begin(
