@@ -56,11 +56,11 @@ macro_rules! component {
     };
 }
 
-/// The session scratchpad (seeds 000, 001, 003).
+/// The scratchpad component: the session scratchpad, the scratchpad extension and the session notepad.
 pub const SCRATCHPAD: Component = component!("scratchpad", "scratchpad-guest");
-/// The store of large observations (seed 004).
+/// The large-observation store (the observations component).
 pub const OBSERVATIONS: Component = component!("observations", "observations-plugin");
-/// The context-pressure policy (seed 002).
+/// The context-pressure policy (the context-guard component).
 pub const CONTEXT_GUARD: Component = component!("context-guard", "context-guard-plugin");
 
 /// Every prebuilt component.

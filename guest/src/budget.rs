@@ -2,7 +2,7 @@
 //!
 //! "Chars" are Unicode scalar values (`str::chars`), so a truncation never splits a
 //! character. Tokens are counted with the host's tokenizer through [`Tokenizer`]; the token
-//! budget applies to notes only, on top of the char limit (seed 001's `maxTokens` caps its
+//! budget applies to notes only, on top of the char limit (the scratchpad extension's `maxTokens` caps its
 //! single scratchpad text, which is the notes space here).
 
 use scratchpad_plugin_sdk::Tokenizer;
@@ -107,7 +107,7 @@ pub struct Cut {
 }
 
 impl Cut {
-    /// Seed 001's truncation warning about `subject` ("Scratchpad", "Notes", ...), e.g.
+    /// The scratchpad extension's truncation warning about `subject` ("Scratchpad", "Notes", ...), e.g.
     /// `Scratchpad truncated to 2000 tokens (original: 3200). Consider summarizing.`
     pub fn message(&self, subject: &str, limit: &TextLimit) -> String {
         let chars = format!("{} chars (original: {})", limit.max_chars, self.original_chars);

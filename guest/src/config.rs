@@ -27,9 +27,9 @@ use serde_json::Value;
 /// A set of tools the component can offer to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
-    /// `session.scratchpad` with its actions (seeds 000 and 001).
+    /// `session.scratchpad` with its actions (the session scratchpad and the scratchpad extension).
     Scratchpad,
-    /// `read_notepad`, `write_notepad`, `update_notepad` (seed 003).
+    /// `read_notepad`, `write_notepad`, `update_notepad` (the session notepad).
     Notepad,
 }
 
@@ -47,7 +47,7 @@ impl Surface {
     }
 }
 
-/// Nudge thresholds of seed 000. `0` means off everywhere.
+/// Nudge thresholds of the session scratchpad. `0` means off everywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Nudges {
     /// Hint once when every space is still empty at turn index ≥ N.

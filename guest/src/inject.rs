@@ -2,7 +2,7 @@
 //! guidance (before-session-create) and the pre-compaction warning (before-compaction).
 //!
 //! The block's shape follows the configured placement:
-//! - context placements (`prepend-context`, the default, and `append-context`) get seed 001's
+//! - context placements (`prepend-context`, the default, and `append-context`) get the scratchpad extension's
 //!   block, with each non-empty space under its own heading, and nothing at all when every
 //!   space is empty:
 //!   ```text
@@ -16,9 +16,9 @@
 //!   - <newest ref>
 //!   [End Scratchpad]
 //!   ```
-//! - system placements (`append-system`, `prepend-system`) get seed 003's section: the notes
+//! - system placements (`append-system`, `prepend-system`) get the session notepad's section: the notes
 //!   as they are under `## Session Notepad`, then `### Plan` and `### Refs` when non-empty, or
-//!   seed 003's empty-state hint when every space is empty.
+//!   the session notepad's empty-state hint when every space is empty.
 
 use scratchpad_plugin_sdk::{Injection, Placement};
 
@@ -26,18 +26,18 @@ use crate::config::{Config, Surface};
 use crate::phrases::{delivery_phrase, notes_budget};
 use crate::state::Spaces;
 
-/// First line of the context block (seed 001).
+/// First line of the context block (the scratchpad extension).
 pub const BLOCK_START: &str = "[Session Scratchpad - your persistent working memory]";
-/// Last line of the context block (seed 001).
+/// Last line of the context block (the scratchpad extension).
 pub const BLOCK_END: &str = "[End Scratchpad]";
-/// Heading of the system section (seed 003).
+/// Heading of the system section (the session notepad).
 pub const NOTEPAD_HEADING: &str = "## Session Notepad";
-/// Seed 003's empty-state hint, used when the notepad tools are offered.
+/// The session notepad's empty-state hint, used when the notepad tools are offered.
 pub const NOTEPAD_EMPTY_HINT: &str = "(empty — use write_notepad or update_notepad to save working notes, findings, and task progress; content here survives context compaction)";
 /// The empty-state hint when only `session.scratchpad` is offered.
 pub const SCRATCHPAD_EMPTY_HINT: &str = "(empty — use session.scratchpad to save working notes, findings, and task progress; content here survives context compaction)";
 
-/// Seed 003's system-prompt instruction for the notepad surface.
+/// The session notepad's system-prompt instruction for the notepad surface.
 pub const NOTEPAD_INSTRUCTION: &str = "For multi-step or complex tasks, use the session notepad to track your plan and record findings as you work. The notepad survives context compaction — conversation details may be summarized, but the notepad is preserved in full. Update it after significant findings or completed steps.";
 
 /// Whether `placement` puts text in the system prompt (rather than around the message).
@@ -45,7 +45,7 @@ pub fn is_system(placement: Placement) -> bool {
     matches!(placement, Placement::PrependSystem | Placement::AppendSystem)
 }
 
-/// Whether texts should speak of "the notepad" (seed 003's words): when the notepad tools
+/// Whether texts should speak of "the notepad" (the session notepad's words): when the notepad tools
 /// are offered, or no tools at all (then only the sandbox API writes it).
 pub fn speaks_of_notepad(config: &Config) -> bool {
     config.offers(Surface::Notepad) || config.surfaces.is_empty()
@@ -110,7 +110,7 @@ pub fn guidance(config: &Config) -> Vec<Injection> {
         .collect()
 }
 
-/// Seed 001's system-prompt section, with the three spaces and the real budgets.
+/// The scratchpad extension's system-prompt section, with the three spaces and the real budgets.
 pub fn scratchpad_guidance(config: &Config) -> String {
     format!(
         "## Session Scratchpad\n\
@@ -127,7 +127,7 @@ pub fn scratchpad_guidance(config: &Config) -> String {
     )
 }
 
-/// Seed 003's instruction, followed by the tools and the real budget.
+/// The session notepad's instruction, followed by the tools and the real budget.
 pub fn notepad_guidance(config: &Config) -> String {
     format!(
         "{NOTEPAD_INSTRUCTION}\nNotepad tools: read_notepad, write_notepad (replaces everything) and \
@@ -136,7 +136,7 @@ pub fn notepad_guidance(config: &Config) -> String {
     )
 }
 
-/// Seed 003's pre-compaction warning (speaking of the scratchpad when only `session.scratchpad`
+/// The session notepad's pre-compaction warning (speaking of the scratchpad when only `session.scratchpad`
 /// is offered).
 pub fn compaction_warning(config: &Config) -> String {
     let noun = if speaks_of_notepad(config) { "notepad" } else { "scratchpad" };

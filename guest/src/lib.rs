@@ -1,5 +1,5 @@
 //! The session scratchpad component: working memory for an LLM agent that survives context
-//! compaction (seeds 000, 001 and 003).
+//! compaction (the session scratchpad, the scratchpad extension and the session notepad).
 //!
 //! Three spaces — **notes** (the notepad of 003, the scratchpad text of 001), **plan** and
 //! **refs** — live in host storage only, so they survive compaction and host restarts, and

@@ -1,4 +1,4 @@
-//! Seed 003's notepad tools, over the notes space with the notes limits.
+//! The session notepad's tools, over the notes space with the notes limits.
 //!
 //! - `read_notepad` → `{"content": "...", "usage": "notepad 812/4000 chars"}` (empty content
 //!   when nothing was written; like every response, it says what the budget holds).

@@ -1,4 +1,4 @@
-//! Seed 000's auto-trigger nudges: `[Hint: ...]` lines injected before the block on the next
+//! The session scratchpad's auto-trigger nudges: `[Hint: ...]` lines injected before the block on the next
 //! turn. All are off by default (0). Each fires once per occasion, and since every hook runs
 //! in a fresh instance, what has fired is remembered in storage (`meta/...`, see `state.rs`):
 //!

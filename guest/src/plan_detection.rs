@@ -1,4 +1,4 @@
-//! Recognising a plan in the model's reply (seed 000's nudgeOnPlanDetected).
+//! Recognising a plan in the model's reply (the session scratchpad's nudgeOnPlanDetected).
 //!
 //! A reply "contains a plan" when, outside fenced code blocks, it has any of:
 //! - a numbered list of 3 or more items (`1. `, `2) `, up to three digits);

@@ -86,7 +86,7 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
         }
     }
 
-    /// `before-compaction`: seed 003's warning turn.
+    /// `before-compaction`: the session notepad's warning turn.
     pub fn before_compaction(&self, _turn: &Turn) -> Option<String> {
         self.config.enabled.then(|| inject::compaction_warning(self.config))
     }

@@ -7,19 +7,19 @@ use serde_json::{Value, json};
 use crate::config::{Config, Surface};
 use crate::phrases::{delivery_phrase, notes_budget};
 
-/// Name of the scratchpad tool of seeds 000 and 001.
+/// Name of the scratchpad tool of the session scratchpad and the scratchpad extension.
 pub const SCRATCHPAD_TOOL: &str = "session.scratchpad";
-/// Name of seed 003's read tool.
+/// Name of the session notepad's read tool.
 pub const READ_NOTEPAD: &str = "read_notepad";
-/// Name of seed 003's full-replacement tool.
+/// Name of the session notepad's full-replacement tool.
 pub const WRITE_NOTEPAD: &str = "write_notepad";
-/// Name of seed 003's surgical-edit tool.
+/// Name of the session notepad's surgical-edit tool.
 pub const UPDATE_NOTEPAD: &str = "update_notepad";
 
-/// The actions of `session.scratchpad`, in seed 000's order.
+/// The actions of `session.scratchpad`, in the session scratchpad's order.
 pub const ACTIONS: &[&str] = &["set_notes", "append_notes", "set_plan", "refs.add", "refs.remove", "refs.set"];
 
-/// The operations of `update_notepad`, in seed 003's order.
+/// The operations of `update_notepad`, in the session notepad's order.
 pub const OPERATIONS: &[&str] = &["find_replace", "append", "prepend", "delete"];
 
 /// The specs of the tools of `surface`.

@@ -1,9 +1,9 @@
-//! `session.scratchpad` (seeds 000 and 001).
+//! `session.scratchpad` (the session scratchpad and the scratchpad extension).
 //!
-//! With `action` (seed 000): `set_notes`, `append_notes`, `set_plan` take `content`;
-//! `refs.add` and `refs.remove` take `ref`; `refs.set` takes `items`. Without `action`, seed
-//! 001's legacy form `{content, mode: "replace"|"append"}` (mode defaults to replace) acts on
-//! notes with 001's response texts.
+//! With `action` (the session scratchpad): `set_notes`, `append_notes`, `set_plan` take `content`;
+//! `refs.add` and `refs.remove` take `ref`; `refs.set` takes `items`. Without `action`, the
+//! extension's legacy form `{content, mode: "replace"|"append"}` (mode defaults to replace) acts on
+//! notes with the extension's response texts.
 //!
 //! Every success ends with a `Usage: notes 812/4000 chars; plan 0/2000 chars; refs 3/50 items`
 //! line (notes also show tokens when the token budget is on). Every failure is an error value
@@ -115,7 +115,7 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
         Ok(())
     }
 
-    /// Seed 001's `{content, mode}` form, with 001's texts.
+    /// The scratchpad extension's `{content, mode}` form, with its texts.
     fn legacy(&mut self, turn: &Turn, args: &Args) -> Result<String, ToolError> {
         let content = args.string("content")?;
         let limit = TextLimit::notes(self.config);

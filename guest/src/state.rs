@@ -40,7 +40,7 @@ pub const COMPACTION_PENDING: &str = "meta/nudge/compaction-pending";
 /// The contents of the three spaces.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Spaces {
-    /// Unstructured working memory (the notepad of seed 003, the scratchpad of seed 001).
+    /// Unstructured working memory (the notepad of the session notepad, the scratchpad of the scratchpad extension).
     pub notes: String,
     /// The current multi-step plan.
     pub plan: String,

@@ -1,4 +1,4 @@
-//! The block of seeds 000/001, the section of seed 003, guidance and the compaction warning.
+//! The block of the session scratchpad and the scratchpad extension, the section of the session notepad, guidance and the compaction warning.
 
 use scratchpad_plugin_sdk::Placement;
 

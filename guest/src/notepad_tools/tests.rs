@@ -1,4 +1,4 @@
-//! Seed 003's notepad tools: read, write, and every update operation, over the notes space.
+//! The session notepad's tools: read, write, and every update operation, over the notes space.
 
 use scratchpad_plugin_sdk::ToolError;
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! Seed 000's nudges: each fires once per occasion, as `[Hint: ...]` injections before the
+//! The session scratchpad's nudges: each fires once per occasion, as `[Hint: ...]` injections before the
 //! block, at the block's placement.
 
 use scratchpad_plugin_sdk::Placement;

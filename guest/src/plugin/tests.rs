@@ -1,5 +1,5 @@
 //! The hooks as the host calls them: manifest, tools offered, routing, `enabled`, session
-//! origins, the per-turn injection and the data flow of seed 001.
+//! origins, the per-turn injection and the data flow of the scratchpad extension.
 
 use scratchpad_plugin_sdk::{Origin, Placement, SessionInfo, SpawnOrigin, ToolError};
 

@@ -1,4 +1,4 @@
-//! `session.scratchpad`, row by row as seeds 000 (actions, budgets) and 001 (legacy form,
+//! `session.scratchpad`, row by row as the session scratchpad (actions, budgets) and the scratchpad extension (legacy form,
 //! token budget messages) describe it.
 
 use scratchpad_plugin_sdk::ToolError;
@@ -217,7 +217,7 @@ fn malformed_arguments_are_invalid_naming_the_field_and_change_nothing() {
     }
 }
 
-// ---- 001: legacy form and token budget ----
+// ---- the scratchpad extension: legacy form and token budget ----
 
 #[test]
 fn legacy_replace_is_the_default_mode_and_reports_chars_without_a_token_budget() {

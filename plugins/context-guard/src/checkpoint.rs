@@ -1,4 +1,4 @@
-//! Seed 002's rolling-checkpoint triggers: 25 / 50 / 75 % of the window or every 15 user
+//! The context-pressure policy's rolling-checkpoint triggers: 25 / 50 / 75 % of the window or every 15 user
 //! messages, whichever comes first, never below `minTokensForGen`.
 
 use scratchpad_plugin_sdk::Trigger;

@@ -1,5 +1,5 @@
 //! The component's configuration: the JSON object the host hands over through the `config`
-//! import (the plugin's table in the host's TOML config). Key names follow seed 002's JSON.
+//! import (the plugin's table in the host's TOML config). Key names follow the context-pressure policy's JSON.
 //!
 //! Every key, its type and its default is defined here and only here:
 //!
@@ -9,11 +9,11 @@
 //! | `contextWindow`                     | int ≥ 1                 | none    | window size when the turn does not give one |
 //! | `showContext`                       | bool                    | `true`  | the `[Context: 156k/200k tokens (78%)]` line in the system prompt |
 //! | `memoryFlush.enabled`               | bool                    | `true`  | the flush prompts |
-//! | `memoryFlush.thresholds`            | array of threshold      | 50 / 75 / 90 % (seed 002) | `{percent, prompt, injectAs}` |
+//! | `memoryFlush.thresholds`            | array of threshold      | 50 / 75 / 90 % (the context-pressure policy) | `{percent, prompt, injectAs}` |
 //! | `memoryFlush.actionTools`           | array of string         | `["write", "edit"]` | tools that count as acting on the last flush |
 //! | `memoryFlush.actionPathPrefix`      | string                  | `"memory/"` | ... when their `path` argument starts with this |
 //! | `compaction.reserveTokens`          | int ≥ 0                 | `4000`  | warn when used ≥ window − reserve |
-//! | `compaction.warning`                | string                  | `"flush"` | `"flush"` (002's 90 % wording), `"notepad"` (003's), or the text itself |
+//! | `compaction.warning`                | string                  | `"flush"` | `"flush"` (the flush's 90 % wording), `"notepad"` (the notepad's), or the text itself |
 //! | `checkpoint.enabled`                | `"auto"` or bool        | `"auto"` | `"auto"`: when the host has a summarizer |
 //! | `checkpoint.tokenThresholdPercents` | array of int 1..=100    | `[25, 50, 75]` | checkpoint at these context percentages |
 //! | `checkpoint.turnThreshold`          | int ≥ 0                 | `15`    | ... or every N user messages (0: off) |
@@ -21,24 +21,24 @@
 //!
 //! A threshold's `injectAs` is `system` (appended to the system prompt), `user` (a message after
 //! the user's) or `marked` (the same, headed `[SYSTEM: memory flush]`); a threshold given
-//! without one is `marked`, the delivery seed 002 recommends. Unknown keys and wrongly typed
+//! without one is `marked`, the delivery the context-pressure policy recommends. Unknown keys and wrongly typed
 //! values are errors, all named in one message.
 
 use scratchpad_plugin_sdk::config;
 use serde_json::{Map, Value};
 
-/// Seed 002's default flush prompts.
+/// The context-pressure policy's default flush prompts.
 pub const FLUSH_50: &str = "Context at 50%. Consider noting key decisions to memory.";
-/// Seed 002's 75 % prompt.
+/// The context-pressure policy's 75 % prompt.
 pub const FLUSH_75: &str = "Context at 75%. Write important context to memory/YYYY-MM-DD.md now.";
-/// Seed 002's urgent 90 % message, also its pre-compaction warning wording.
+/// The context-pressure policy's urgent 90 % message, also its pre-compaction warning wording.
 pub const FLUSH_90: &str = "[SYSTEM: pre-compaction memory flush]\nContext at 90%. Compaction imminent.\nStore durable \
                             memories now (use memory/YYYY-MM-DD.md; create memory/ if needed).\nIf nothing to store, \
                             reply with NO_REPLY.";
-/// The header of a `marked` delivery (seed 002).
+/// The header of a `marked` delivery (the context-pressure policy).
 pub const MARK: &str = "[SYSTEM: memory flush]";
 
-/// How a flush prompt reaches the agent (seed 002's delivery methods).
+/// How a flush prompt reaches the agent (the context-pressure policy's delivery methods).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Delivery {
     /// In the system prompt.
@@ -74,9 +74,9 @@ pub struct Threshold {
 /// The pre-compaction warning's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Warning {
-    /// Seed 002's 90 % wording.
+    /// The context-pressure policy's 90 % wording.
     Flush,
-    /// Seed 003's wording (for agents that use the notepad surface).
+    /// The session notepad's wording (for agents that use the notepad surface).
     Notepad,
     /// A text of the operator's.
     Text(String),
@@ -326,7 +326,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_empty_object_gives_seed_002s_defaults() {
+    fn an_empty_object_gives_the_specified_defaults() {
         let config = Config::from_json("{}").unwrap();
         assert_eq!(config, Config::default());
         let percents: Vec<u8> = config.thresholds.iter().map(|t| t.percent).collect();

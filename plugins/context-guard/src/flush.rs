@@ -1,4 +1,4 @@
-//! Seed 002's multi-threshold memory flush: which prompt is due, how it is delivered, and
+//! The context-pressure policy's multi-threshold memory flush: which prompt is due, how it is delivered, and
 //! whether a tool call acts on the urgent one (`flushActioned`).
 
 use scratchpad_plugin_sdk::args::Args;
@@ -14,7 +14,7 @@ pub fn due<'a>(thresholds: &'a [Threshold], fired: &mut Vec<u8>, percent: u64) -
     thresholds.iter().find(|t| t.percent == due)
 }
 
-/// Whether `threshold` is the urgent one (the highest configured; seed 002's 90 %), after
+/// Whether `threshold` is the urgent one (the highest configured; the context-pressure policy's 90 %), after
 /// which the agent's memory writes are tracked.
 pub fn is_urgent(thresholds: &[Threshold], threshold: &Threshold) -> bool {
     thresholds.last().is_some_and(|last| last.percent == threshold.percent)
@@ -32,7 +32,7 @@ pub fn injection(threshold: &Threshold) -> Injection {
 }
 
 /// Whether `call` writes a memory file: one of the configured write/edit tools with a `path`
-/// (or `file_path`) argument under the memory prefix (seed 002's flush action check).
+/// (or `file_path`) argument under the memory prefix (the context-pressure policy's flush action check).
 pub fn is_memory_write(config: &Config, call: &ToolCall) -> bool {
     if !config.action_tools.contains(&call.name) {
         return false;

@@ -10,11 +10,11 @@ use crate::state::GuardState;
 use crate::usage::{Source, Usage, context_line};
 use crate::{checkpoint, flush};
 
-/// The metadata key of seed 002's flush tracking: `true` once the agent wrote a memory file
+/// The metadata key of the context-pressure policy's flush tracking: `true` once the agent wrote a memory file
 /// in the turn of the urgent flush, `false` from the flush until then.
 pub const FLUSH_ACTIONED: &str = "flushActioned";
 
-/// Seed 003's pre-compaction warning, for agents that keep their working state in the notepad
+/// The session notepad's pre-compaction warning, for agents that keep their working state in the notepad
 /// (the scratchpad component gives the same turn with its own noun).
 pub const NOTEPAD_WARNING: &str = "[System] Context is approaching the token limit and will be compacted after your \
                                    next response. Review your session notepad and update it with any working state, \
@@ -58,7 +58,7 @@ impl<'a, S: Storage, T: Tokenizer, M: Metadata, C: Checkpoints> Guard<'a, S, T, 
     /// A turn starts: the context line, and the flush prompt due at this usage.
     ///
     /// Usage is the runtime's figure for the turn when it gives one, else the last known
-    /// figure plus the tokens of the new message (seed 002's pre-turn estimate).
+    /// figure plus the tokens of the new message (the context-pressure policy's pre-turn estimate).
     pub fn before_query(&mut self, turn: &Turn, message: &str) -> Vec<Injection> {
         if !self.config.enabled {
             return Vec::new();
@@ -127,7 +127,7 @@ impl<'a, S: Storage, T: Tokenizer, M: Metadata, C: Checkpoints> Guard<'a, S, T, 
         }
     }
 
-    /// The warning turn, when usage has reached the compaction threshold (seed 002's
+    /// The warning turn, when usage has reached the compaction threshold (the context-pressure policy's
     /// `ShouldCompact`: used ≥ window − reserveTokens).
     pub fn before_compaction(&mut self, turn: &Turn) -> Option<String> {
         if !self.config.enabled {

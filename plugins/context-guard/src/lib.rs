@@ -1,4 +1,4 @@
-//! The context-guard component: seed 002's context-pressure policies, as a swappable
+//! The context-guard component: the context-pressure policies, as a swappable
 //! component. The agent runtime owns the conversation and the model; this component decides,
 //! from the `turn` context the runtime passes (tokens used, context window), what the agent
 //! should be told and when:

@@ -1,4 +1,4 @@
-//! How full the context is: the runtime's figure when it gives one, else an estimate (seed 002's
+//! How full the context is: the runtime's figure when it gives one, else an estimate (the context-pressure policy's
 //! two-pronged token tracking), and the `[Context: 156k/200k tokens (78%)]` line.
 
 /// Where a token figure comes from.
@@ -61,7 +61,7 @@ pub fn newly_crossed(percents: &[u8], fired: &mut Vec<u8>, percent: u64) -> Opti
     is_new.then_some(highest)
 }
 
-/// Seed 002's context line: `[Context: 156k/200k tokens (78%)]`.
+/// The context-pressure policy's context line: `[Context: 156k/200k tokens (78%)]`.
 pub fn context_line(usage: Usage, window: u64) -> String {
     format!("[Context: {}/{} tokens ({}%)]", thousands(usage.tokens), thousands(window), usage.percent(window))
 }
@@ -89,7 +89,7 @@ mod tests {
     }
 
     #[test]
-    fn the_context_line_reads_like_seed_002() {
+    fn the_context_line_reads_like_the_specified_example() {
         let usage = Usage { tokens: 156_000, source: Source::Runtime };
         assert_eq!(context_line(usage, 200_000), "[Context: 156k/200k tokens (78%)]");
         let small = Usage { tokens: 850, source: Source::Estimate };

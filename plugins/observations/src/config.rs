@@ -17,7 +17,7 @@
 //! | `maxArgumentBytes` | int ≥ 1 | `1000000` | most bytes a call's arguments may have after `{{stepN.field}}` is resolved |
 //!
 //! `thresholdBytes` compares with the observation's size in bytes as the host holds it: when a
-//! tool's result is JSON text, that is the size of the JSON text (seed 004's
+//! tool's result is JSON text, that is the size of the JSON text (the large-observation store's
 //! `len(json.dumps(observation))`).
 //!
 //! `maxReadBytes` should stay well below the host's per-call output cap (`output_bytes`, 1 MiB

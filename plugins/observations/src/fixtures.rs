@@ -1,7 +1,7 @@
-//! Seed 004's test data, in one place for the plugin's unit tests, the integration tests
+//! The large-observation store's test data, in one place for the plugin's unit tests, the integration tests
 //! (`scratchpad-tests`) and the OpenClaw end-to-end test.
 
-/// Seed 004's log: `INFO 2026-04-26 10:00:01 event number 0` and so on, one event per second
+/// The large-observation store's log: `INFO 2026-04-26 10:00:01 event number 0` and so on, one event per second
 /// (every hundredth, from event 50, an `ERROR`), ending with
 /// `ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT\n`: exactly 89,042 bytes.
 pub fn big_log() -> String {

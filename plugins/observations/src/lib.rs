@@ -1,4 +1,4 @@
-//! The observations component: seed 004's large-observation scratchpad, streamed so that size
+//! The observations component: the large-observation store, streamed so that size
 //! never matters.
 //!
 //! A tool result larger than `thresholdBytes` (4096 by default) is stored whole by the host's

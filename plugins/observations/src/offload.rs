@@ -1,4 +1,4 @@
-//! Seed 004's offload: a large observation is stored whole by the host and the model sees a
+//! The large-observation store's offload: a large observation is stored whole by the host and the model sees a
 //! short synthetic observation instead, with a summary made from the observation's two ends.
 //!
 //! The guest reads only what the summary shows (at most 4 bytes per character of the head and
@@ -12,11 +12,11 @@ use crate::config::Config;
 use crate::store::{Blobs, HOST_READ_CAP, Source, kind_name};
 use crate::text;
 
-/// The `_note` of a synthetic observation (seed 004's text).
+/// The `_note` of a synthetic observation (the large-observation store's text).
 pub const NOTE: &str =
     "Large observation saved in scratchpad. To read it in full or partially, use the scratchpad_read tool.";
 
-/// The synthetic observation the model sees, in seed 004's field order.
+/// The synthetic observation the model sees, in the large-observation store's field order.
 #[derive(Debug, Serialize)]
 struct Synthetic<'a> {
     ok: bool,
@@ -88,7 +88,7 @@ pub fn offload<B: Blobs + ?Sized>(
 }
 
 /// The entry's time to live: the tool's `ttl_seconds` metadata when it is a positive integer
-/// (seed 004's per-entry TTL), else the configured `ttlSeconds`.
+/// (the large-observation store's per-entry TTL), else the configured `ttlSeconds`.
 fn ttl_seconds(metadata: &Value, config: &Config) -> u64 {
     metadata.get("ttl_seconds").and_then(Value::as_u64).filter(|&t| t > 0).unwrap_or(config.ttl_seconds)
 }
@@ -101,7 +101,7 @@ fn metadata(text: &str) -> Value {
     }
 }
 
-/// Seed 004's summary of `source`. Binary: `[BINARY: N bytes, sha256=<hex>]`. Text: the first
+/// The large-observation store's summary of `source`. Binary: `[BINARY: N bytes, sha256=<hex>]`. Text: the first
 /// `headChars` characters, `\n[... N characters omitted ...]\n` with the exact N, and the last
 /// `tailChars` characters; the whole text when it has at most `headChars + tailChars`.
 pub fn summary<S: Source + ?Sized>(source: &S, config: &Config) -> String {

@@ -1,4 +1,4 @@
-//! `scratchpad_read`: seed 004's modes `full`, `head`, `tail` and `range`, and the line modes
+//! `scratchpad_read`: the large-observation store's modes `full`, `head`, `tail` and `range`, and the line modes
 //! `lines` and `grep` its v1.1 limits announce.
 //!
 //! Decisions, as the model is told in the results:

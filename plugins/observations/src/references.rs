@@ -1,4 +1,4 @@
-//! `{{stepN.field}}` in a later tool call's arguments (seed 004's `fs_write(content=
+//! `{{stepN.field}}` in a later tool call's arguments (the large-observation store's `fs_write(content=
 //! "{{step1.content}}")`), resolved in `before-tool-call` against the current turn's offloaded
 //! entries — from the **stored** content, not the summary the model saw.
 //!
@@ -14,7 +14,7 @@
 //! - An unknown step or field, a step that was not offloaded, an expired entry and the
 //!   `content` of a binary entry are `invalid-arguments` errors that block the call with the
 //!   reason, never an empty string. Arguments that would grow past `maxArgumentBytes` (1 MB by
-//!   default, under the host's 1 MiB output cap) are `rejected` with the sizes, so seed 004's
+//!   default, under the host's 1 MiB output cap) are `rejected` with the sizes, so the large-observation store's
 //!   800 KB file passes whole.
 //! - Arguments without references (or that are not JSON) are left untouched (`Ok(None)`).
 

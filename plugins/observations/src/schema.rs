@@ -1,4 +1,4 @@
-//! The spec of `scratchpad_read`: seed 004's schema, extended with the `lines` and `grep`
+//! The spec of `scratchpad_read`: the large-observation store's schema, extended with the `lines` and `grep`
 //! modes, with descriptions that carry the configured figures.
 
 use scratchpad_plugin_sdk::ToolSpec;
@@ -6,10 +6,10 @@ use serde_json::json;
 
 use crate::config::Config;
 
-/// The tool's name (seed 004).
+/// The tool's name (the large-observation store).
 pub const READ_TOOL: &str = "scratchpad_read";
 
-/// The modes of `scratchpad_read`: seed 004's four, then the line modes of its v1.1 limits.
+/// The modes of `scratchpad_read`: the large-observation store's four, then the line modes of its v1.1 limits.
 pub const MODES: &[&str] = &["full", "head", "tail", "range", "lines", "grep"];
 
 /// The spec of `scratchpad_read` for `config`.
@@ -87,7 +87,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_schema_is_seed_004s_with_the_line_modes_and_configured_figures() {
+    fn the_schema_has_the_four_modes_then_the_line_modes_and_configured_figures() {
         let config = Config::from_json(r#"{"defaultReadChars": 1234, "grepMaxMatches": 7}"#).unwrap();
         let spec = read_tool(&config);
         assert_eq!(spec.name, "scratchpad_read");

@@ -1,5 +1,5 @@
 //! The seam between a plugin's logic and the host's `checkpoints` import: asking the
-//! embedding runtime for a rolling checkpoint (seed 002; see `wit/checkpoints.wit`).
+//! embedding runtime for a rolling checkpoint (the context-pressure policy; see `wit/checkpoints.wit`).
 
 use crate::bindings::scratchpad::plugin::checkpoints as wit_checkpoints;
 

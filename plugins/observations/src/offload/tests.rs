@@ -1,4 +1,4 @@
-//! Seed 004's offload rule, synthetic observation and summary.
+//! The large-observation store's offload rule, synthetic observation and summary.
 
 use serde_json::json;
 
@@ -29,7 +29,7 @@ fn the_threshold_is_configurable() {
 }
 
 #[test]
-fn seed_004s_big_log_becomes_its_synthetic_observation() {
+fn the_89_kb_log_becomes_its_synthetic_observation() {
     let log = big_log();
     let mut h = Harness::new("{}");
     let observation = FakeObservation::text(&log).with_metadata(BIG_LOG_METADATA);
@@ -43,7 +43,7 @@ fn seed_004s_big_log_becomes_its_synthetic_observation() {
     let mut in_order = ["ok", "scratchpad_id", "size_bytes", "kind", "summary", "metadata", "_note"];
     assert_eq!(keys.len(), in_order.len());
     let positions: Vec<usize> = in_order.iter().map(|k| text.find(&format!("\"{k}\":")).unwrap()).collect();
-    assert!(positions.is_sorted(), "fields are in seed 004's order: {text}");
+    assert!(positions.is_sorted(), "fields are in the large-observation store's order: {text}");
     in_order.sort_unstable();
     assert_eq!(keys, in_order);
 

@@ -1,4 +1,4 @@
-//! The hooks together: seed 004's story end to end, the tool's visibility and `enabled`.
+//! The hooks together: the large-observation store's story end to end, the tool's visibility and `enabled`.
 
 use serde_json::{Value, json};
 
@@ -11,7 +11,7 @@ fn names(tools: &[ToolSpec]) -> Vec<&str> {
 }
 
 #[test]
-fn seed_004_end_to_end_offload_read_and_reference() {
+fn the_big_log_is_offloaded_read_and_referenced_end_to_end() {
     let log = big_log();
     let mut h = Harness::new("{}");
     // Step 1: fs_read returns the 89 KB log; the model sees the synthetic observation.

@@ -1,4 +1,4 @@
-//! `scratchpad_read`, mode by mode on seed 004's big log, then binary entries, multi-byte text,
+//! `scratchpad_read`, mode by mode on the large-observation store's big log, then binary entries, multi-byte text,
 //! turn isolation and every bad input.
 
 use base64::Engine;
@@ -23,7 +23,7 @@ fn log_lines(log: &str, from: usize, to: usize) -> String {
     log.split_inclusive('\n').skip(from - 1).take(to + 1 - from).collect()
 }
 
-// ---- seed 004's modes on the big log ----
+// ---- the large-observation store's modes on the big log ----
 
 #[test]
 fn head_is_the_default_mode_and_reads_the_first_2000_characters() {

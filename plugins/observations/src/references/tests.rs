@@ -1,4 +1,4 @@
-//! `{{stepN.field}}` as seed 004's httpbin → fs_write example uses it, and every way it fails.
+//! `{{stepN.field}}` as the large-observation store's httpbin → fs_write example uses it, and every way it fails.
 
 use serde_json::{Value, json};
 
@@ -146,7 +146,7 @@ fn arguments_that_would_grow_past_max_argument_bytes_are_rejected_with_their_siz
 }
 
 #[test]
-fn seed_004s_800_kb_file_passes_whole_with_the_default_limits() {
+fn an_800_kb_file_passes_whole_with_the_default_limits() {
     let mut h = Harness::new("{}");
     let log = "2026-04-26 10:00:01 INFO a line of a large log\n".repeat(800_000 / 46);
     h.offload_id("t1", 1, &FakeObservation::text(&log));
