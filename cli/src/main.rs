@@ -9,7 +9,6 @@ mod demo;
 mod hook;
 mod http_server;
 mod mcp;
-mod names;
 mod output;
 mod plugin_version;
 mod serve;

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use scratchpad_host::{ContentKind, Error, Host, HostConfig, Observation, Origin, Placement, ToolCall, TurnContext};
+use scratchpad_host::{
+    ContentKind, Error, Host, HostConfig, Observation, Origin, Placement, ToolCall, ToolNames, ToolSpec, TurnContext,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -184,6 +186,32 @@ fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, Failure> {
 #[serde(deny_unknown_fields)]
 struct TurnParams {
     turn: TurnContext,
+    #[serde(default)]
+    api_names: bool,
+}
+
+/// How a request's texts name tools: `"api_names": true` asks for the names the client offers
+/// the model (each tool's API name), so guidance never names a tool the model does not have.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct NamingParams {
+    #[serde(default)]
+    api_names: bool,
+}
+
+/// The tools' model-visible names when the client asked for API names.
+fn naming(host: &Host, api_names: bool) -> Option<ToolNames> {
+    api_names.then(|| host.tool_names(""))
+}
+
+/// `text` as the client's model reads it.
+fn named(names: &Option<ToolNames>, text: &str) -> String {
+    names.as_ref().map_or_else(|| text.to_owned(), |names| names.rewrite(text))
+}
+
+/// A tool's description as the client's model reads it.
+fn described(names: &Option<ToolNames>, tool: ToolSpec) -> ToolSpec {
+    ToolSpec { description: named(names, &tool.description), ..tool }
 }
 
 #[derive(Deserialize)]
@@ -205,6 +233,8 @@ struct QueryParams {
     message: String,
     #[serde(default)]
     system: String,
+    #[serde(default)]
+    api_names: bool,
 }
 
 #[derive(Deserialize)]
@@ -220,6 +250,8 @@ struct CallParams {
     turn: TurnContext,
     name: String,
     arguments: Value,
+    #[serde(default)]
+    api_names: bool,
 }
 
 #[derive(Deserialize)]
@@ -253,7 +285,15 @@ fn empty_object() -> Value {
 
 async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Failure> {
     Ok(match method {
-        "plugins" => json!({ "plugins": host.plugins() }),
+        "plugins" => {
+            let p: NamingParams = if params.is_null() { NamingParams::default() } else { parse(params)? };
+            let names = naming(host, p.api_names);
+            let mut plugins = host.plugins();
+            for plugin in &mut plugins {
+                plugin.tools = std::mem::take(&mut plugin.tools).into_iter().map(|t| described(&names, t)).collect();
+            }
+            json!({ "plugins": plugins })
+        }
         "session.create" => {
             let p: SessionParams = parse(params)?;
             json!({ "guidance": host.create_session(&p.session, p.origin).await? })
@@ -281,7 +321,10 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
         }
         "before_query" => {
             let p: QueryParams = parse(params)?;
-            let prompt = host.before_query(&p.turn, &p.message).await?;
+            let mut prompt = host.before_query(&p.turn, &p.message).await?;
+            if let Some(names) = naming(host, p.api_names) {
+                prompt = prompt.naming(&names);
+            }
             let injections: serde_json::Map<String, Value> = Placement::ALL
                 .iter()
                 .map(|placement| (placement.as_str().to_owned(), json!(prompt.at(*placement).collect::<Vec<_>>())))
@@ -295,7 +338,9 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
         }
         "tools.list" => {
             let p: TurnParams = parse(params)?;
-            json!({ "tools": host.tools(&p.turn).await? })
+            let names = naming(host, p.api_names);
+            let tools: Vec<ToolSpec> = host.tools(&p.turn).await?.into_iter().map(|t| described(&names, t)).collect();
+            json!({ "tools": tools })
         }
         "tools.call" => {
             let p: CallParams = parse(params)?;
@@ -304,7 +349,7 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
                 other => other.to_string(),
             };
             let output = host.call_tool(&p.turn, &p.name, &arguments).await?;
-            json!({ "plugin": output.plugin, "content": output.content })
+            json!({ "plugin": output.plugin, "content": named(&naming(host, p.api_names), &output.content) })
         }
         "before_tool_call" => {
             let p: ToolCallParams = parse(params)?;
@@ -326,7 +371,10 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
         }
         "before_compaction" => {
             let p: TurnParams = parse(params)?;
-            json!({ "warnings": host.before_compaction(&p.turn).await? })
+            let names = naming(host, p.api_names);
+            let mut warnings = host.before_compaction(&p.turn).await?;
+            warnings.iter_mut().for_each(|w| w.text = named(&names, &w.text));
+            json!({ "warnings": warnings })
         }
         "after_compaction" => {
             let p: TurnParams = parse(params)?;

@@ -108,6 +108,7 @@ impl Host {
                 // `call` has checked that every offered tool is declared in the manifest.
                 tools.extend(offered.into_iter().map(|spec| ToolSpec {
                     plugin: loaded.info.name.clone(),
+                    api_name: crate::names::api_tool_name(&spec.name).unwrap_or_default(),
                     name: spec.name,
                     description: spec.description,
                     parameters: spec.parameters,
@@ -120,7 +121,7 @@ impl Host {
     /// Runs the tool `name` with `arguments` (JSON text) in its owning plugin. A tool error is
     /// [`Error::Tool`], and a failed call changes nothing.
     pub async fn call_tool(&self, turn: &TurnContext, name: &str, arguments: &str) -> Result<ToolOutput> {
-        let Some(&index) = self.inner.tool_owner.get(name) else {
+        let Some((index, name)) = self.find_tool(name) else {
             return Err(Error::UnknownTool(name.to_owned()));
         };
         let _guard = self.lock(&turn.session_id).await;
@@ -150,15 +151,15 @@ impl Host {
     /// call with [`Error::Tool`].
     pub async fn before_tool_call(&self, turn: &TurnContext, call: &ToolCall) -> Result<String> {
         let _guard = self.lock(&turn.session_id).await;
+        let (owner, name) = self.call_owner(call);
         transaction!(self, turn, Involved::All, |tx| {
             let mut arguments = call.arguments.clone();
-            let owner = self.inner.tool_owner.get(&call.name).copied();
             for (index, loaded) in self.inner.plugins.iter().enumerate() {
                 if !loaded.info.grants.calls(Hook::BeforeToolCall, owner == Some(index)) {
                     continue;
                 }
                 let wit_turn = tx.turn.clone();
-                let current = wit::ToolCall { name: call.name.clone(), arguments: arguments.clone(), step: call.step };
+                let current = wit::ToolCall { name: name.to_owned(), arguments: arguments.clone(), step: call.step };
                 let needs = |result: &std::result::Result<Option<String>, wit::ToolError>| match result {
                     Ok(Some(_)) => Some(Power::RewriteToolCalls),
                     Ok(None) => None,
@@ -177,7 +178,7 @@ impl Host {
                     Err(error) => {
                         return Err(Error::Tool {
                             plugin: loaded.info.name.clone(),
-                            tool: call.name.clone(),
+                            tool: name.to_owned(),
                             error: from_wit_tool_error(error),
                         });
                     }
@@ -196,11 +197,11 @@ impl Host {
         observation: &Observation,
     ) -> Result<ObservationView> {
         let _guard = self.lock(&turn.session_id).await;
-        let wit_call = wit::ToolCall { name: call.name.clone(), arguments: call.arguments.clone(), step: call.step };
+        let (owner, name) = self.call_owner(call);
+        let wit_call = wit::ToolCall { name: name.to_owned(), arguments: call.arguments.clone(), step: call.step };
         transaction!(self, turn, Involved::All, |tx| {
             let mut current = Arc::new(ObservationFacts::new(observation));
             let mut view = ObservationView { replaced_by: None, replacement: None };
-            let owner = self.inner.tool_owner.get(&call.name).copied();
             for (index, loaded) in self.inner.plugins.iter().enumerate() {
                 if !loaded.info.grants.calls(Hook::AfterToolResult, owner == Some(index)) {
                     continue;
@@ -228,6 +229,15 @@ impl Host {
             }
             Ok(view)
         })
+    }
+
+    /// The plugin owning the tool `call` names, if a plugin's, and the name plugins see for it:
+    /// a plugin tool called by its API name is named as its plugin declared it.
+    fn call_owner<'a>(&'a self, call: &'a ToolCall) -> (Option<usize>, &'a str) {
+        match self.find_tool(&call.name) {
+            Some((index, name)) => (Some(index), name),
+            None => (None, call.name.as_str()),
+        }
     }
 
     /// Asks every plugin whether the runtime should send a warning turn before compacting.

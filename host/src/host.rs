@@ -14,6 +14,7 @@ use crate::checkpoints::Summarizer;
 use crate::config::{HostConfig, check_unique_names};
 use crate::error::{Error, Result};
 use crate::grants::{Hook, Power};
+use crate::names::ToolNames;
 use crate::plugin::{self, LoadedPlugin, PluginSummary};
 use crate::sandbox::{Sandbox, check_power, check_value};
 use crate::sources::Sources;
@@ -46,7 +47,10 @@ pub(crate) struct Inner {
     location: Location,
     pub(crate) sandbox: Sandbox,
     pub(crate) plugins: Vec<LoadedPlugin>,
+    /// Each tool's plugin, by the tool's name.
     pub(crate) tool_owner: HashMap<String, usize>,
+    /// The tools under their API names, which callers may use too.
+    tool_names: ToolNames,
     /// The embedder's summarizer for rolling checkpoints, if it gave one.
     pub(crate) summarizer: Option<Arc<dyn Summarizer>>,
     /// Checkpoints asked for by committed calls, as (session, plugin, request), waiting for
@@ -100,26 +104,38 @@ impl Host {
         }
         let mut plugins: Vec<LoadedPlugin> = Vec::with_capacity(config.plugins.len());
         let mut tool_owner = HashMap::new();
+        // API name → the tool declaring it, and that tool's plugin.
+        let mut api_owner: HashMap<String, (String, usize)> = HashMap::new();
         let sources = Sources::new(&config);
         let dirs = crate::cache::Dirs::of(&config);
         for spec in &config.plugins {
             let loaded = plugin::load(&sandbox, &sources, spec, &dirs, warm).await?;
             for tool in &loaded.tools {
-                if let Some(&owner) = tool_owner.get(&tool.name) {
-                    let owner: &LoadedPlugin = &plugins[owner];
-                    return Err(Error::Load {
-                        plugin: spec.name.clone(),
-                        message: format!(
-                            "it declares the tool `{}`, which plugin `{}` already declares; tool names must be \
+                if let Some((other, owner)) = api_owner.get(&tool.api_name) {
+                    let owner: &LoadedPlugin = &plugins[*owner];
+                    let message = if *other == tool.name {
+                        format!(
+                            "it declares the tool `{other}`, which plugin `{}` already declares; tool names must be \
                              unique across plugins",
-                            tool.name, owner.info.name
-                        ),
-                    });
+                            owner.info.name
+                        )
+                    } else {
+                        let collision = crate::names::ToolNameError::Collision {
+                            first: other.clone(),
+                            second: tool.name.clone(),
+                            api_name: tool.api_name.clone(),
+                        };
+                        format!("{collision} (`{other}` is plugin `{}`'s)", owner.info.name)
+                    };
+                    return Err(Error::Load { plugin: spec.name.clone(), message });
                 }
                 tool_owner.insert(tool.name.clone(), plugins.len());
+                api_owner.insert(tool.api_name.clone(), (tool.name.clone(), plugins.len()));
             }
             plugins.push(loaded);
         }
+        let tool_names = ToolNames::new(plugins.iter().flat_map(|p| p.tools.iter().map(|t| t.name.as_str())), "")
+            .expect("every tool's API name was checked unique above");
         let identities = config.plugins.iter().zip(&plugins).map(|(spec, p)| (spec, p.identity.clone())).collect();
         crate::identity::claim(&db, identities).await?;
         tracing::info!(database = %config.database, plugins = plugins.len(), "host ready");
@@ -129,6 +145,7 @@ impl Host {
             sandbox,
             plugins,
             tool_owner,
+            tool_names,
             summarizer: config.summarizer.clone(),
             checkpoint_requests: Mutex::new(Vec::new()),
             locks: Mutex::new(HashMap::new()),
@@ -155,6 +172,24 @@ impl Host {
     /// The loaded plugins, in call order.
     pub fn plugins(&self) -> Vec<PluginSummary> {
         self.inner.plugins.iter().map(LoadedPlugin::summary).collect()
+    }
+
+    /// The loaded plugins' tools as a model sees them: `prefix` + each tool's API name
+    /// ([`ToolNames`]), for texts that name tools ([`ToolNames::rewrite`]) and for calls made
+    /// under those names. Every method taking a tool's name takes its API name too.
+    pub fn tool_names(&self, prefix: &str) -> ToolNames {
+        if prefix.is_empty() {
+            return self.inner.tool_names.clone();
+        }
+        let tools = self.inner.tool_names.iter().map(|(tool, _)| tool);
+        ToolNames::new(tools, prefix).expect("API names stay unique behind a common prefix")
+    }
+
+    /// The plugin owning the tool called `name` (its own name or its API name), and the
+    /// tool's own name.
+    pub(crate) fn find_tool<'a>(&'a self, name: &'a str) -> Option<(usize, &'a str)> {
+        let own = if self.inner.tool_owner.contains_key(name) { name } else { self.inner.tool_names.tool(name)? };
+        Some((self.inner.tool_owner[own], own))
     }
 
     /// Tokens in `text` with the host's tokenizer.
@@ -240,7 +275,7 @@ impl Host {
         Ok(rows.into_iter().map(|(plugin, key, value)| StateEntry { plugin, key, value }).collect())
     }
 
-    /// What the plugins published about session `id` (the `metadata` import; seed 002's
+    /// What the plugins published about session `id` (the `metadata` import; the context-pressure policy's
     /// `flushActioned`, say), ordered by plugin and key.
     pub async fn metadata(&self, id: &str) -> Result<Vec<MetadataEntry>> {
         self.session(id).await?;

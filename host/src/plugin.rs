@@ -306,13 +306,17 @@ fn check_tools(plugin: &str, declared: Vec<crate::bindings::wit::ToolSpec>) -> R
         if !names.insert(tool.name.clone()) {
             return Err(format!("its manifest declares the tool `{}` twice", tool.name));
         }
+        let api_name = crate::names::api_tool_name(&tool.name).map_err(|e| e.to_string())?;
         tools.push(ToolSpec {
             plugin: plugin.to_owned(),
+            api_name,
             name: tool.name,
             description: tool.description,
             parameters: tool.parameters,
         });
     }
+    crate::names::ToolNames::new(tools.iter().map(|t| t.name.as_str()), "")
+        .map_err(|e| format!("its manifest: {e}"))?;
     Ok(tools)
 }
 

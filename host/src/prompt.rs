@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::names::ToolNames;
 use crate::types::{Injection, Placement};
 
 /// What the plugins contribute to one turn's prompt.
@@ -37,6 +38,14 @@ impl Prompt {
         join(self.at(placement).map(|i| i.text.as_str()))
     }
 
+    /// This prompt as a model offered the tools under `names` reads it: every mention of a
+    /// tool in a text names it as the model sees it ([`ToolNames::rewrite`]).
+    pub fn naming(&self, names: &ToolNames) -> Prompt {
+        let injections =
+            self.injections.iter().map(|i| Injection { text: names.rewrite(&i.text), ..i.clone() }).collect();
+        Prompt { injections }
+    }
+
     /// Renders the prompt around the runtime's `system_prompt` and the user's `message`.
     /// Parts are separated by a blank line; empty parts are left out.
     pub fn render(&self, system_prompt: &str, message: &str) -> RenderedPrompt {
@@ -53,6 +62,13 @@ impl Prompt {
                 .chain(self.at(Placement::AppendContext).map(|i| i.text.as_str())),
         );
         RenderedPrompt { system, user }
+    }
+
+    /// Renders the prompt for a model call with no user message to put the context around:
+    /// the system prompt as [`Prompt::render`] makes it, then the context placements.
+    pub fn render_system_only(&self, system_prompt: &str) -> String {
+        let RenderedPrompt { system, user } = self.render(system_prompt, "");
+        join([system.as_str(), user.as_str()].into_iter())
     }
 }
 
@@ -82,6 +98,28 @@ mod tests {
         let rendered = prompt.render("You are helpful.", "continue with step 2");
         assert_eq!(rendered.system, "first\n\nYou are helpful.\n\nguidance");
         assert_eq!(rendered.user, "[block]\n\n[second block]\n\ncontinue with step 2\n\nafter");
+    }
+
+    #[test]
+    fn naming_renames_tools_in_every_text_and_keeps_placements() {
+        let prompt = Prompt { injections: vec![inj(Placement::AppendSystem, "Use session.scratchpad.")] };
+        let names = ToolNames::new(["session.scratchpad"], "").unwrap();
+        let named = prompt.naming(&names);
+        assert_eq!(named.text(Placement::AppendSystem), "Use session_scratchpad.");
+        assert_eq!(named.injections[0].placement, Placement::AppendSystem);
+    }
+
+    #[test]
+    fn without_a_message_the_system_prompt_takes_every_placement_in_order() {
+        let prompt = Prompt {
+            injections: vec![
+                inj(Placement::AppendContext, "after"),
+                inj(Placement::PrependContext, "[block]"),
+                inj(Placement::AppendSystem, "guidance"),
+            ],
+        };
+        assert_eq!(prompt.render_system_only("You are helpful."), "You are helpful.\n\nguidance\n\n[block]\n\nafter");
+        assert_eq!(Prompt::default().render_system_only(""), "");
     }
 
     #[test]

@@ -112,6 +112,10 @@ pub struct ToolSpec {
     pub plugin: String,
     /// The tool's name.
     pub name: String,
+    /// The name a model API accepts for it ([`api_tool_name`](crate::api_tool_name)): the name
+    /// to offer the model; the host takes it wherever it takes the tool's name.
+    #[serde(default)]
+    pub api_name: String,
     /// What it does, for the model.
     pub description: String,
     /// JSON Schema of its arguments, as JSON text.

@@ -66,6 +66,22 @@ def main(binary):
         assert "py-1" not in metrics, "no session id in the metrics"
         checks += 5
 
+        # Tool names as the client's model is offered them: each tool's API name, texts naming
+        # tools by it (`api_names`), the guidance once among the injections, calls by either name.
+        named = rpc.ok("plugins", {"api_names": True})["plugins"]
+        pad = next(t for p in named for t in p["tools"] if t["name"] == "session.scratchpad")
+        assert pad["api_name"] == "session_scratchpad", pad
+        api = rpc.ok("before_query", {"turn": turn("t3"), "message": "continue", "api_names": True})
+        texts = [i["text"] for placed in api["injections"].values() for i in placed]
+        assert sum(t.count("## Session Scratchpad") for t in texts) == 1, "the guidance once"
+        assert not any("session.scratchpad" in t for t in texts) and any("session_scratchpad" in t for t in texts), api
+        assert "session_scratchpad" in api["rendered"]["system"] and "session.scratchpad" not in api["rendered"]["system"], api
+        noted = rpc.ok("tools.call", {"turn": turn("t3"), "name": "session_scratchpad",
+                                      "arguments": {"action": "set_notes", "content": "by API name"}})
+        assert noted["plugin"] == "scratchpad", noted
+        assert rpc.call("plugins", {"api_names": "yes"})["error"]["code"] == -32602
+        checks += 6
+
         # Bad input gets an error response and the server keeps going.
         rpc.send_raw("this is not json")
         assert rpc.read()["error"]["code"] == -32700

@@ -24,7 +24,7 @@ use serde_json::Value;
 use self::answer::Answer;
 use self::event::{Event, Kind, Runtime};
 use self::ledger::Ledger;
-use crate::names::ToolNames;
+use scratchpad_host::ToolNames;
 
 /// The model's context window when the agent does not say (`--context-window`'s default).
 pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
@@ -78,10 +78,7 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
     config.warm_instances = 0;
     config.hot_session_bytes = 0;
     let host = Host::open(config).await?;
-    let names = ToolNames::new(
-        host.plugins().iter().flat_map(|p| p.tools.iter().map(|t| t.name.as_str())).collect::<Vec<_>>(),
-        &args.tool_prefix,
-    );
+    let names = host.tool_names(&args.tool_prefix);
     // A plugin of another version than this binary: said once, where the user sees it.
     let notice = match event.kind {
         Kind::SessionStart { .. } => crate::plugin_version::mismatch(),
@@ -157,7 +154,7 @@ impl Hook<'_> {
             }
             Kind::PreToolUse { tool, input, call_id } => {
                 let (turn, step) = self.step(call_id.as_deref())?;
-                let name = self.answering.names.component(tool).unwrap_or(tool);
+                let name = self.answering.names.tool(tool).unwrap_or(tool);
                 let arguments = input.to_string();
                 match self.host.before_tool_call(&turn, &ToolCall::new(name, arguments.as_str(), step)).await {
                     Ok(rewritten) if rewritten == arguments => Ok(Answer::Nothing),
@@ -174,7 +171,7 @@ impl Hook<'_> {
             }
             Kind::PostToolUse { tool, input, response, call_id } => {
                 let (turn, step) = self.step(call_id.as_deref())?;
-                let name = self.answering.names.component(tool).unwrap_or(tool);
+                let name = self.answering.names.tool(tool).unwrap_or(tool);
                 let observation = Observation::text(result_text(response)).with_metadata(input.clone());
                 let call = ToolCall::new(name, input.to_string(), step);
                 let view = self.host.after_tool_result(&turn, &call, &observation).await?;

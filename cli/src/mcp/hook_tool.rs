@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::server::Shared;
 use crate::hook::{self, Answering, DEFAULT_CONTEXT_WINDOW, event};
-use crate::names::ToolNames;
+use scratchpad_host::ToolNames;
 
 /// The tool's name (`"tool": "hook"` in a hook's configuration).
 pub(crate) const NAME: &str = "hook";

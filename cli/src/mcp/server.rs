@@ -19,13 +19,12 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use scratchpad_host::{Error, Host, TurnContext};
+use scratchpad_host::{Error, Host, ToolNames, ToolSpec, TurnContext};
 use serde::Deserialize;
 
 use super::logging::LogClients;
 use super::sampling::SamplingClients;
 use super::watch::Watcher;
-use crate::names::{ToolNames, api_safe};
 
 /// The resource's one MIME type, in `resources/list` and `resources/read` alike.
 pub(crate) const MIME_TYPE: &str = "text/markdown";
@@ -60,41 +59,32 @@ struct CodexTurn {
     turn_id: String,
 }
 
-/// The tools' names as the client sees them (`names.rs`).
+/// The tools' names as the client sees them ([`ToolNames`]).
 #[derive(Clone, Default)]
 pub(crate) struct Names {
     /// Offer API-safe names.
     api_safe: bool,
-    /// API-safe name → the component's, for calls.
-    calls: ToolNames,
-    /// The component's name → the name the model sees, for texts.
+    /// The tool's name → the name the model sees, for texts.
     pub(crate) text: ToolNames,
 }
 
 impl Names {
-    /// The names of `host`'s declared tools, API-safe when `api_safe`, behind `prefix` in texts.
+    /// The names of `host`'s tools, API-safe when `api_safe`, behind `prefix` in texts.
     pub(crate) fn new(host: &Host, api_safe: bool, prefix: &str) -> Names {
         if !api_safe {
             return Names::default();
         }
-        let declared: Vec<String> = host.plugins().into_iter().flat_map(|p| p.tools).map(|t| t.name).collect();
-        let tools = || declared.iter().map(String::as_str);
-        Names { api_safe, calls: ToolNames::new(tools(), ""), text: ToolNames::new(tools(), prefix) }
+        Names { api_safe, text: host.tool_names(prefix) }
     }
 
-    /// The name the client is offered for tool `name`.
-    fn offered(&self, name: String) -> String {
-        if self.api_safe { api_safe(&name) } else { name }
+    /// The name the client is offered for `tool` (the host takes either name in calls).
+    fn offered(&self, tool: ToolSpec) -> String {
+        if self.api_safe { tool.api_name } else { tool.name }
     }
 
     /// Whether one of `host`'s declared tools is offered as `name`.
     pub(crate) fn offers(&self, host: &Host, name: &str) -> bool {
-        host.plugins().into_iter().flat_map(|p| p.tools).any(|t| self.offered(t.name) == name)
-    }
-
-    /// The component's name of the tool a client called `name`.
-    fn component(&self, name: &str) -> String {
-        self.calls.component(name).unwrap_or(name).to_owned()
+        host.plugins().into_iter().flat_map(|p| p.tools).any(|t| self.offered(t) == name)
     }
 }
 
@@ -207,7 +197,8 @@ impl ServerHandler for Connection {
             let schema: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(&spec.parameters).unwrap_or_default();
             let names = &self.shared.names;
-            tools.push(Tool::new(names.offered(spec.name), names.text.rewrite(&spec.description), Arc::new(schema)));
+            let description = names.text.rewrite(&spec.description);
+            tools.push(Tool::new(names.offered(spec), description, Arc::new(schema)));
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -256,9 +247,8 @@ impl ServerHandler for Connection {
             }
             (None, None) => self.current_turn().await.map_err(internal)?,
         };
-        let name = self.shared.names.component(&request.name);
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let result = match self.shared.host.call_tool(&turn, &name, &arguments).await {
+        let result = match self.shared.host.call_tool(&turn, &request.name, &arguments).await {
             Ok(output) => {
                 CallToolResult::success(vec![ContentBlock::text(self.shared.names.text.rewrite(&output.content))])
             }
