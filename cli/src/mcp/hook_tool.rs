@@ -11,9 +11,8 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use super::server::Shared;
 use crate::hook::{self, Answering, DEFAULT_CONTEXT_WINDOW, event};
-use scratchpad_host::ToolNames;
+use scratchpad_host::{Host, ToolNames};
 
 /// The tool's name (`"tool": "hook"` in a hook's configuration).
 pub(crate) const NAME: &str = "hook";
@@ -24,9 +23,10 @@ pub(crate) fn answering(names: ToolNames) -> Answering {
     Answering { names, context_window: DEFAULT_CONTEXT_WINDOW, guidance: false }
 }
 
-/// Answers the event `arguments` describe. A bad event or a failure is an error result (the
-/// agent reports it and goes on), never a protocol error; nothing is stored for a bad event.
-pub(crate) async fn call(shared: &Shared, answering: &Answering, arguments: Map<String, Value>) -> CallToolResult {
+/// Answers the event `arguments` describe with `host`, the server's. A bad event or a failure
+/// is an error result (the agent reports it and goes on), never a protocol error; nothing is
+/// stored for a bad event.
+pub(crate) async fn call(host: &Host, answering: &Answering, arguments: Map<String, Value>) -> CallToolResult {
     let size: usize = arguments.iter().map(|(key, value)| key.len() + event::size(value)).sum();
     if size as u64 > event::MAX_INPUT_BYTES {
         return failed(format!("bad hook event: over {} MiB", event::MAX_INPUT_BYTES >> 20));
@@ -36,7 +36,7 @@ pub(crate) async fn call(shared: &Shared, answering: &Answering, arguments: Map<
         Err(error) => return failed(format!("bad hook event: {error}")),
     };
     let (name, session) = (event.kind.name().to_owned(), event.session_id.clone());
-    match hook::answer(shared.host.clone(), answering, event, None).await {
+    match hook::answer(host.clone(), answering, event, None).await {
         Ok(Some(json)) => CallToolResult::success(vec![ContentBlock::text(json)]),
         Ok(None) => CallToolResult::success(Vec::new()),
         Err(error) => {

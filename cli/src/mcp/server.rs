@@ -212,7 +212,7 @@ impl ServerHandler for Connection {
             && request.name == super::hook_tool::NAME
         {
             let arguments = request.arguments.unwrap_or_default();
-            return Ok(super::hook_tool::call(&self.shared, answering, arguments).await.into());
+            return Ok(super::hook_tool::call(&self.shared.host, answering, arguments).await.into());
         }
         let named = match context.meta.get("scratchpad/turn") {
             Some(value) => Some(serde_json::from_value::<MetaTurn>(value.clone()).map_err(|e| {
