@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::contents::Contents;
-use super::{blobs, checkpoints, sessions, state};
+use super::{blobs, checkpoints, scope, sessions};
 use crate::Result;
 use crate::store::{SessionExport, now_ms};
 
@@ -29,8 +29,8 @@ pub(crate) fn session(conn: &mut Connection, contents: &Contents, id: &str) -> R
         parent,
         version,
         guidance_json,
-        state: state::dump(&tx, id)?,
-        metadata: state::dump_metadata(&tx, id)?,
+        state: scope::dump(&tx, id)?,
+        metadata: scope::dump_metadata(&tx, id)?,
         checkpoints: checkpoints::list(&tx, id)?,
         observations,
         record,

@@ -14,9 +14,10 @@ mod contents;
 mod events;
 mod export;
 mod identities;
+mod operation;
 mod schema;
+mod scope;
 mod sessions;
-mod state;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -225,14 +226,14 @@ impl Backend for Sqlite {
     ) -> Result<Read> {
         let (session, turn_id) = (owned(session), turn_id.map(owned));
         self.run_in(move |conn, pool| {
-            state::begin(conn, &pool.contents, &session, turn_id.as_deref(), tokens, &plugins)
+            operation::begin(conn, &pool.contents, &session, turn_id.as_deref(), tokens, &plugins)
         })
         .await
     }
 
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {
         let session = owned(session);
-        self.run_in(move |conn, pool| state::commit(conn, &pool.contents, &session, expected_version, &calls)).await
+        self.run_in(move |conn, pool| operation::commit(conn, &pool.contents, &session, expected_version, &calls)).await
     }
 
     fn peek_head(&self, session: &str) -> Option<Head> {
@@ -257,12 +258,12 @@ impl Backend for Sqlite {
 
     async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
         let session = owned(session);
-        self.run(move |conn| state::dump(conn, &session)).await
+        self.run(move |conn| scope::dump(conn, &session)).await
     }
 
     async fn metadata(&self, session: &str) -> Result<Vec<(String, String, String)>> {
         let session = owned(session);
-        self.run(move |conn| state::dump_metadata(conn, &session)).await
+        self.run(move |conn| scope::dump_metadata(conn, &session)).await
     }
 
     async fn blob_stat(&self, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>> {

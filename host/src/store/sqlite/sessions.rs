@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
-use super::state;
+use super::scope;
 use crate::store::{Head, PluginInit, SessionRecord, origin_from, origin_tag, parse_guidance};
 use crate::types::{Injection, Origin};
 use crate::{Error, Result};
@@ -37,9 +37,9 @@ pub(crate) fn create(
     )?;
     for init in inits {
         if let (true, Some(parent)) = (init.inherit, parent) {
-            state::copy_scope(&tx, &init.plugin, parent, id)?;
+            scope::copy_scope(&tx, &init.plugin, parent, id)?;
         }
-        state::apply(&tx, &init.plugin, id, &init.writes)?;
+        scope::apply(&tx, &init.plugin, id, &init.writes)?;
     }
     tx.commit()?;
     Ok(())
