@@ -3,7 +3,7 @@
 use deadpool_postgres::Object;
 use tokio_postgres::IsolationLevel;
 
-use super::{blobs, records, sessions};
+use super::{blobs, records, scope, sessions};
 use crate::Result;
 use crate::store::{SessionExport, now_ms, origin_tag};
 
@@ -23,8 +23,8 @@ pub(super) async fn session(client: &mut Object, id: &str) -> Result<Option<Sess
         parent: row.get(0),
         version: row.get(1),
         guidance_json: row.get(2),
-        state: records::state(&tx, id).await?,
-        metadata: records::metadata(&tx, id).await?,
+        state: scope::dump(&tx, id).await?,
+        metadata: scope::dump_metadata(&tx, id).await?,
         checkpoints: records::checkpoints(&tx, id, false).await?,
         observations,
         record,

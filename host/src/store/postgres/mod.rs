@@ -19,6 +19,7 @@ mod export;
 mod operation;
 mod records;
 mod schema;
+mod scope;
 mod sessions;
 
 use std::time::Duration;
@@ -151,11 +152,11 @@ impl Backend for Postgres {
     }
 
     async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
-        records::state(&self.client().await?, session).await
+        scope::dump(&self.client().await?, session).await
     }
 
     async fn metadata(&self, session: &str) -> Result<Vec<(String, String, String)>> {
-        records::metadata(&self.client().await?, session).await
+        scope::dump_metadata(&self.client().await?, session).await
     }
 
     async fn blob_stat(&self, plugin: &str, session: &str, id: &str) -> Result<Option<BlobEntry>> {

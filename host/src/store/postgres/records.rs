@@ -1,5 +1,5 @@
-//! The smaller records on PostgreSQL: state and metadata dumps, checkpoints (linked per
-//! session, ids unique by key) and plugin identities (claimed under an advisory lock).
+//! The smaller records on PostgreSQL: checkpoints (linked per session, ids unique by key) and
+//! plugin identities (claimed under an advisory lock).
 
 use deadpool_postgres::{GenericClient, Object, Transaction};
 use tokio_postgres::Row;
@@ -11,22 +11,6 @@ use crate::types::{Checkpoint, Summary, SummaryRequest};
 /// The advisory lock key identity claims take, so processes starting together agree on the
 /// first owner of a name.
 const IDENTITY_LOCK: i64 = 0x7363_7261_7463_6869;
-
-/// Every stored pair of a session, as (plugin, key, value), ordered.
-pub(super) async fn state(client: &impl GenericClient, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {
-    let stmt = client
-        .prepare_cached("SELECT plugin, key, value FROM plugin_state WHERE session = $1 ORDER BY plugin, key")
-        .await?;
-    Ok(client.query(&stmt, &[&session]).await?.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
-}
-
-/// Every metadata pair of a session, as (plugin, key, JSON text), ordered.
-pub(super) async fn metadata(client: &impl GenericClient, session: &str) -> Result<Vec<(String, String, String)>> {
-    let stmt = client
-        .prepare_cached("SELECT plugin, key, value FROM plugin_metadata WHERE session = $1 ORDER BY plugin, key")
-        .await?;
-    Ok(client.query(&stmt, &[&session]).await?.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
-}
 
 /// Stores the summary written for `request` as the session's newest checkpoint. The
 /// session's row is locked first, so two processes adding checkpoints to one session link

@@ -4,7 +4,7 @@
 use deadpool_postgres::{GenericClient, Object};
 use tokio_postgres::Row;
 
-use super::operation;
+use super::scope;
 use crate::store::{Commit, Head, PluginInit, SessionRecord, now_ms, origin_from, origin_tag, parse_guidance};
 use crate::types::{Injection, Origin};
 use crate::{Error, Result};
@@ -56,7 +56,7 @@ pub(super) async fn create(
     // The hooks' writes go through the commit statement, at the new row's version 0, which
     // they leave as it is.
     if calls.iter().any(|(_, writes)| !writes.is_empty()) {
-        let outcome = operation::apply(&tx, id, 0, false, &calls).await?;
+        let outcome = scope::apply(&tx, id, 0, false, &calls).await?;
         debug_assert_eq!(outcome, Commit::Done, "the session row was created in this transaction");
     }
     tx.commit().await?;
