@@ -1,5 +1,5 @@
-//! Rolling checkpoints (the context-pressure policy): the embedder's [`Summarizer`], and the checkpoint records
-//! the host keeps for each session.
+//! Rolling checkpoints (the context-pressure policy): the checkpoint records the host keeps for
+//! each session, written from what the embedder's [`Summarizer`] (`summarizer.rs`) returns.
 //!
 //! A plugin (the context-guard component) decides when a checkpoint is due and asks for one
 //! through the `checkpoints` import. Only the embedding runtime has the conversation and a
@@ -9,47 +9,21 @@
 //! back with [`crate::Host::latest_checkpoint`] and, when it compacts, with
 //! [`crate::Host::compaction_checkpoint`] (the context-pressure policy's fast path).
 
-use std::future::Future;
-use std::pin::Pin;
-
 use crate::capabilities::checkpoints::PendingCheckpoint;
+use crate::error::{Error, Result};
+use crate::host::Host;
+pub use crate::summarizer::{Summarizer, SummaryFuture};
 pub use crate::types::{Checkpoint, CheckpointTrigger, Summary, SummaryRequest};
 
-/// A boxed future, as [`Summarizer::summarize`] returns.
-pub type SummaryFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<Summary>> + Send + 'a>>;
-
-/// The embedding runtime's summarizer: asks its (usually cheaper) model for a structured
-/// summary of the session's conversation, which only the runtime has.
-///
-/// ```
-/// use scratchpad_host::{Summary, SummaryFuture, SummaryRequest, Summarizer};
-///
-/// struct MyModel;
-///
-/// impl Summarizer for MyModel {
-///     fn summarize<'a>(&'a self, request: &'a SummaryRequest) -> SummaryFuture<'a> {
-///         Box::pin(async move {
-///             // Look up the conversation of `request.session_id` and ask the model.
-///             Ok(Summary { summary: format!("{} messages so far", request.message_count), ..Summary::default() })
-///         })
-///     }
-/// }
-/// ```
-pub trait Summarizer: Send + Sync + 'static {
-    /// Summarises the conversation of `request.session_id`. An error is reported to the
-    /// caller of [`crate::Host::after_response`]; no checkpoint is stored for it.
-    fn summarize<'a>(&'a self, request: &'a SummaryRequest) -> SummaryFuture<'a>;
-}
-
-impl crate::Host {
+impl Host {
     /// Every checkpoint of session `id`, oldest first.
-    pub async fn checkpoints(&self, id: &str) -> crate::Result<Vec<Checkpoint>> {
+    pub async fn checkpoints(&self, id: &str) -> Result<Vec<Checkpoint>> {
         self.session(id).await?;
         self.inner.db.checkpoints(id).await
     }
 
     /// The newest checkpoint of session `id`.
-    pub async fn latest_checkpoint(&self, id: &str) -> crate::Result<Option<Checkpoint>> {
+    pub async fn latest_checkpoint(&self, id: &str) -> Result<Option<Checkpoint>> {
         self.session(id).await?;
         self.inner.db.latest_checkpoint(id).await
     }
@@ -57,14 +31,14 @@ impl crate::Host {
     /// The context-pressure policy's compaction fast path: the newest checkpoint of session `id` when it covers
     /// at least half of the conversation's `tokens_now` ([`Checkpoint::covers`]), so the
     /// runtime can compact with it and skip a summarisation call; `None` means summarise now.
-    pub async fn compaction_checkpoint(&self, id: &str, tokens_now: u64) -> crate::Result<Option<Checkpoint>> {
+    pub async fn compaction_checkpoint(&self, id: &str, tokens_now: u64) -> Result<Option<Checkpoint>> {
         Ok(self.latest_checkpoint(id).await?.filter(|c| c.covers(tokens_now)))
     }
 
     /// Hands the checkpoints requested in session `turn`'s calls to the summarizer and stores
     /// what it writes. Runs at the end of a turn with the session unlocked; a summarizer error
     /// is reported after every request was tried.
-    pub(crate) async fn write_checkpoints(&self, turn: &crate::TurnContext) -> crate::Result<Vec<Checkpoint>> {
+    pub(crate) async fn write_checkpoints(&self, turn: &crate::TurnContext) -> Result<Vec<Checkpoint>> {
         let requests: Vec<(String, PendingCheckpoint)> = {
             let mut queue = self.inner.checkpoint_requests.lock().unwrap();
             let (mine, rest) = std::mem::take(&mut *queue).into_iter().partition(|(s, _, _)| *s == turn.session_id);
@@ -89,7 +63,7 @@ impl crate::Host {
             let plugin = request.plugin.clone();
             let stored = match summarizer.summarize(&request).await {
                 Ok(summary) => self.inner.db.checkpoint_insert(&request, &summary).await,
-                Err(error) => Err(crate::Error::Other(error)),
+                Err(error) => Err(Error::Other(error)),
             };
             match stored {
                 Ok(checkpoint) => written.push(checkpoint),
@@ -97,7 +71,7 @@ impl crate::Host {
             }
         }
         if !failures.is_empty() {
-            return Err(crate::Error::Checkpoint { session: turn.session_id.clone(), message: failures.join("; ") });
+            return Err(Error::Checkpoint { session: turn.session_id.clone(), message: failures.join("; ") });
         }
         Ok(written)
     }

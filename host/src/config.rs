@@ -45,6 +45,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+use crate::store::location::Location;
+use crate::summarizer::Summarizer;
+
 /// Sandbox limits for one plugin's calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -285,7 +288,7 @@ impl PluginSpec {
 pub struct HostConfig {
     /// Where the data lives: a SQLite file, or a PostgreSQL server's URL (fleet mode).
     /// Default: the file `$XDG_DATA_HOME/scratchpad/scratchpad.db`.
-    pub database: crate::Location,
+    pub database: Location,
     /// Where compiled components are cached. Default: `$XDG_CACHE_HOME/scratchpad`.
     /// `None` disables the cache (every start compiles).
     pub cache_dir: Option<PathBuf>,
@@ -320,7 +323,7 @@ pub struct HostConfig {
     /// The embedding runtime's summarizer, which writes the rolling checkpoints plugins ask
     /// for (the context-pressure policy; see [`crate::checkpoints`]). Default: none, and plugins are told so
     /// (`checkpoints.available`); set it in code, as only the runtime has a model.
-    pub summarizer: Option<Arc<dyn crate::Summarizer>>,
+    pub summarizer: Option<Arc<dyn Summarizer>>,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -345,7 +348,7 @@ impl std::fmt::Debug for HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
-            database: crate::Location::Sqlite(data_dir().join("scratchpad.db")),
+            database: Location::Sqlite(data_dir().join("scratchpad.db")),
             cache_dir: Some(cache_dir()),
             precompiled_dir: None,
             tokenizer: Encoding::default(),
@@ -364,12 +367,12 @@ impl Default for HostConfig {
 impl HostConfig {
     /// The default configuration with the database at `location`: a path (a SQLite file) or a
     /// `postgres://` URL.
-    pub fn with_database(location: impl Into<crate::Location>) -> Self {
+    pub fn with_database(location: impl Into<Location>) -> Self {
         HostConfig { database: location.into(), ..HostConfig::default() }
     }
 
     /// The same configuration with the runtime's `summarizer` for rolling checkpoints.
-    pub fn with_summarizer(mut self, summarizer: impl crate::Summarizer) -> Self {
+    pub fn with_summarizer(mut self, summarizer: impl Summarizer) -> Self {
         self.summarizer = Some(Arc::new(summarizer));
         self
     }
@@ -391,8 +394,8 @@ impl HostConfig {
         let mut problems = Vec::new();
         let mut config = HostConfig::default();
         if let Some(db) = file.database {
-            config.database = match crate::Location::parse(&db) {
-                crate::Location::Sqlite(path) => crate::Location::Sqlite(base.join(path)),
+            config.database = match Location::parse(&db) {
+                Location::Sqlite(path) => Location::Sqlite(base.join(path)),
                 url => url,
             };
         }
@@ -461,7 +464,7 @@ impl HostConfig {
             };
             let upgrade = match plugin.upgrade {
                 None => None,
-                Some(toml::Value::String(digest)) if crate::identity::is_digest(&digest) => Some(digest),
+                Some(toml::Value::String(digest)) if crate::digest::is_digest(&digest) => Some(digest),
                 Some(other) => {
                     problems.push(format!(
                         "{at}.upgrade: name the new component's digest, `upgrade = \"sha256:<64 hex digits>\"` \

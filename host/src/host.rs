@@ -10,7 +10,6 @@ use crate::bindings::wit;
 use crate::capabilities::checkpoints::PendingCheckpoint;
 use crate::capabilities::storage::Scope;
 use crate::capabilities::tokens::Tokenizer;
-use crate::checkpoints::Summarizer;
 use crate::config::{HostConfig, check_unique_names};
 use crate::error::{Error, Result};
 use crate::grants::{Hook, Power};
@@ -19,6 +18,7 @@ use crate::plugin::{self, LoadedPlugin, PluginSummary};
 use crate::sandbox::{Sandbox, check_power, check_value};
 use crate::sources::Sources;
 use crate::store::{BlobEntry, Db, Location, PluginInit, SessionRecord, now_ms};
+use crate::summarizer::Summarizer;
 use crate::types::{Injection, Origin};
 
 /// Longest session or turn id, in bytes.
@@ -107,7 +107,7 @@ impl Host {
         // API name → the tool declaring it, and that tool's plugin.
         let mut api_owner: HashMap<String, (String, usize)> = HashMap::new();
         let sources = Sources::new(&config);
-        let dirs = crate::cache::Dirs::of(&config);
+        let dirs = crate::compiled::Dirs::of(&config);
         for spec in &config.plugins {
             let loaded = plugin::load(&sandbox, &sources, spec, &dirs, warm).await?;
             for tool in &loaded.tools {

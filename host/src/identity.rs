@@ -35,16 +35,10 @@ pub(crate) fn sha256(spec: &PluginSpec, bytes: &[u8]) -> String {
     match &spec.source {
         PluginSource::Embedded(name) => match scratchpad_components::get(name) {
             Some(component) if component.wasm == bytes => component.sha256.to_owned(),
-            _ => crate::cache::digest(bytes),
+            _ => crate::digest::sha256_hex(bytes),
         },
-        PluginSource::File(_) | PluginSource::Bytes(_) | PluginSource::Oci(_) => crate::cache::digest(bytes),
+        PluginSource::File(_) | PluginSource::Bytes(_) | PluginSource::Oci(_) => crate::digest::sha256_hex(bytes),
     }
-}
-
-/// Whether `text` is a digest as identities write them: `sha256:` and 64 lowercase hex digits.
-pub(crate) fn is_digest(text: &str) -> bool {
-    text.strip_prefix("sha256:")
-        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
 }
 
 /// Refuses a component that is not embedded under an embedded component's name, unless the
@@ -106,14 +100,14 @@ mod tests {
     fn an_embedded_component_is_known_by_its_recorded_digest_which_is_its_bytes_sha256() {
         for component in scratchpad_components::ALL {
             let spec = PluginSpec::embedded(component.name);
-            assert_eq!(component.sha256, crate::cache::digest(component.wasm), "{}", component.name);
+            assert_eq!(component.sha256, crate::digest::sha256_hex(component.wasm), "{}", component.name);
             assert_eq!(sha256(&spec, component.wasm), component.sha256);
             assert_eq!(of(&spec, component.sha256), format!("embedded:{}", component.name));
         }
         // Other bytes under an embedded name are hashed, never given the recorded digest.
         let other = b"\0asm\x0d\0\x01\0";
-        assert_eq!(sha256(&PluginSpec::embedded("scratchpad"), other), crate::cache::digest(other));
+        assert_eq!(sha256(&PluginSpec::embedded("scratchpad"), other), crate::digest::sha256_hex(other));
         let file = PluginSpec::file("plugin.wasm");
-        assert_eq!(of(&file, &sha256(&file, other)), format!("sha256:{}", crate::cache::digest(other)));
+        assert_eq!(of(&file, &sha256(&file, other)), format!("sha256:{}", crate::digest::sha256_hex(other)));
     }
 }

@@ -42,10 +42,10 @@ pub async fn inspect(spec: PluginSpec, config: &HostConfig) -> anyhow::Result<In
     let unchecked = sources.get(&spec).await.map_err(|e| anyhow::anyhow!("{}: {e}", spec.name))?;
     let signature = sources.check(&spec, &unchecked);
     let bytes = unchecked.bytes;
-    let dirs = crate::cache::Dirs::of(config);
+    let dirs = crate::compiled::Dirs::of(config);
     let engine = crate::engine::build(64 << 20, 2, crate::InstanceAllocation::OnDemand)?;
-    let sha256 = crate::cache::digest(&bytes);
-    let (imports, exports) = match crate::cache::load_component(&engine, &bytes, &sha256, &dirs) {
+    let sha256 = crate::digest::sha256_hex(&bytes);
+    let (imports, exports) = match crate::compiled::load_component(&engine, &bytes, &sha256, &dirs) {
         Ok(component) => {
             let ty = component.component_type();
             (

@@ -29,10 +29,11 @@
 #![deny(missing_docs)]
 
 mod bindings;
-mod cache;
 mod capabilities;
 pub mod checkpoints;
+mod compiled;
 pub mod config;
+mod digest;
 pub mod embedded;
 mod engine;
 mod error;
@@ -55,6 +56,7 @@ mod resources;
 mod sandbox;
 mod sources;
 mod store;
+mod summarizer;
 pub mod terminal;
 mod timestamp;
 mod transaction;

@@ -116,7 +116,7 @@ pub(crate) async fn load(
     sandbox: &Sandbox,
     sources: &Sources,
     spec: &PluginSpec,
-    dirs: &crate::cache::Dirs,
+    dirs: &crate::compiled::Dirs,
     warm_instances: usize,
 ) -> Result<LoadedPlugin, Error> {
     let refuse = |message: String| Error::Load { plugin: spec.name.clone(), message };
@@ -132,7 +132,7 @@ pub(crate) async fn load(
     let owned = spec.clone();
     let (component, identity) = tokio::task::spawn_blocking(move || {
         let sha256 = crate::identity::sha256(&owned, &bytes);
-        (crate::cache::load_component(&engine, &bytes, &sha256, &dirs), crate::identity::of(&owned, &sha256))
+        (crate::compiled::load_component(&engine, &bytes, &sha256, &dirs), crate::identity::of(&owned, &sha256))
     })
     .await
     .map_err(|e| refuse(format!("compiling panicked: {e}")))?;

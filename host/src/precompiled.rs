@@ -8,87 +8,31 @@
 //! Python extension (`precompiled/`; the CLI wheel in `share/scratchpad/precompiled`), which
 //! point [`HostConfig::precompiled_dir`](crate::HostConfig::precompiled_dir) there.
 //!
-//! [`load`] takes one when it is there for the component's digest. Wasmtime checks the
-//! artifact before using it — its wasmtime version, target, compiler settings and wasm features
-//! must match this engine's, and this CPU must have every feature it was compiled for — and
-//! any mismatch (an older CPU, another build) falls back to the compile cache, as without the
-//! directory. The directory is trusted like the binary beside it: a compiled artifact is
+//! The host takes one when it is there for the component's digest (`compiled/ahead.rs`).
+//! Wasmtime checks the artifact before using it — its wasmtime version, target, compiler
+//! settings and wasm features must match this engine's, and this CPU must have every feature it
+//! was compiled for — and any mismatch (an older CPU, another build) falls back to the compile
+//! cache, as without the directory. The directory is trusted like the binary beside it: a compiled artifact is
 //! machine code, so only a package's own files belong there (docs/security.md).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use wasmtime::Engine;
-use wasmtime::component::Component;
 
-/// The file name of `digest`'s (hex SHA-256) compiled component.
-fn file_name(digest: &str) -> String {
-    format!("{digest}.cwasm")
-}
-
-/// The component with SHA-256 `digest` compiled ahead of time in `dir`, if it is there and
-/// loads into `engine`.
-pub(crate) fn load(engine: &Engine, digest: &str, dir: &Path) -> Option<Component> {
-    let path = dir.join(file_name(digest));
-    if !path.is_file() {
-        return None;
-    }
-    if let Err(why) = private(dir).and_then(|()| private(&path)) {
-        tracing::warn!(path = %path.display(), "not using a precompiled component: {why}");
-        return None;
-    }
-    // SAFETY: `dir` is the host's own precompiled directory (set by the embedder, shipped in
-    // its package and trusted like its binary; see the module's documentation), and neither
-    // it nor the file can be changed by another user (`private`). Wasmtime checks the header
-    // and refuses an artifact of another version, target, configuration or CPU, which falls
-    // through to compiling.
-    match unsafe { crate::cache::deserialize(engine, &path) } {
-        Ok(component) => Some(component),
-        Err(error) => {
-            tracing::debug!(path = %path.display(), error = %format!("{error:#}"), "not using a precompiled component");
-            None
-        }
-    }
-}
-
-/// Whether only this process's user (or root) can change `path`: owned by one of them and not
-/// writable by group or others, as OpenSSH wants of its keys. A binary unpacked into a shared
-/// directory must not pick up machine code another user put beside it.
-#[cfg(unix)]
-fn private(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if metadata.uid() != me && metadata.uid() != 0 {
-        return Err(format!(
-            "{} is owned by uid {}, neither this user ({me}) nor root",
-            path.display(),
-            metadata.uid()
-        ));
-    }
-    if metadata.mode() & 0o022 != 0 {
-        return Err(format!("{} is writable by other users (mode {:o})", path.display(), metadata.mode() & 0o7777));
-    }
-    Ok(())
-}
-
-/// On Windows the directory's ACL is not inspected: it is trusted as the binary's folder is.
-#[cfg(not(unix))]
-fn private(_path: &Path) -> Result<(), String> {
-    Ok(())
-}
+use crate::compiled::ahead::file_name;
+use crate::config::InstanceAllocation;
 
 /// Compiles every embedded component for `target` (a target triple; default this host's)
 /// into `dir`; the files written.
 pub fn write(dir: &Path, target: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
     let triple = target.map_or_else(|| target_lexicon::Triple::host().to_string(), str::to_owned);
-    let mut config = crate::engine::config(64 << 20, 1, crate::InstanceAllocation::OnDemand)?;
+    let mut config = crate::engine::config(64 << 20, 1, InstanceAllocation::OnDemand)?;
     // An explicit target: the compiler then assumes no feature of this machine's CPU.
     config.target(&triple).map_err(anyhow::Error::from).with_context(|| format!("target `{triple}`"))?;
     if triple.starts_with("x86_64") {
         // SAFETY: a preset of CPU features. Code compiled with it is only ever loaded after
-        // wasmtime has checked that the CPU running it has each of them (`load`).
+        // wasmtime has checked that the CPU running it has each of them (`compiled/ahead.rs`).
         unsafe {
             config.cranelift_flag_enable("haswell");
         }
@@ -113,7 +57,9 @@ pub fn write(dir: &Path, target: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::{Dirs, load_component};
+    use crate::compiled::ahead::load;
+    use crate::compiled::{Dirs, load_component};
+    use crate::digest::sha256_hex;
 
     fn entries(dir: &Path) -> usize {
         std::fs::read_dir(dir).map_or(0, Iterator::count)
@@ -125,11 +71,11 @@ mod tests {
         let written = write(precompiled.path(), None).unwrap();
         assert_eq!(written.len(), crate::embedded::EMBEDDED.len());
         // The engine a host runs, not the one that compiled them.
-        let engine = crate::engine::build(64 << 20, 4, crate::InstanceAllocation::Pooling).unwrap();
+        let engine = crate::engine::build(64 << 20, 4, InstanceAllocation::Pooling).unwrap();
         let dirs = Dirs { cache: Some(cache.path().to_owned()), precompiled: Some(precompiled.path().to_owned()) };
         for name in crate::embedded::EMBEDDED {
             let wasm = crate::embedded::component(name).unwrap();
-            let digest = crate::cache::digest(wasm);
+            let digest = sha256_hex(wasm);
             assert!(load(&engine, &digest, precompiled.path()).is_some(), "{name} loads");
             load_component(&engine, wasm, &digest, &dirs).unwrap();
         }
@@ -138,7 +84,7 @@ mod tests {
         // Compiled by an engine configured otherwise (another build), or not compiled at all:
         // wasmtime refuses the file and the host compiles the component, caching it.
         let wasm = crate::embedded::component("scratchpad").unwrap();
-        let digest = crate::cache::digest(wasm);
+        let digest = sha256_hex(wasm);
         let path = precompiled.path().join(file_name(&digest));
         let other = Engine::new(wasmtime::Config::new().wasm_component_model(true)).unwrap();
         std::fs::write(&path, other.precompile_component(wasm).unwrap()).unwrap();
@@ -157,8 +103,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let precompiled = tempfile::tempdir().unwrap();
         write(precompiled.path(), None).unwrap();
-        let engine = crate::engine::build(64 << 20, 4, crate::InstanceAllocation::OnDemand).unwrap();
-        let digest = crate::cache::digest(crate::embedded::component("scratchpad").unwrap());
+        let engine = crate::engine::build(64 << 20, 4, InstanceAllocation::OnDemand).unwrap();
+        let digest = sha256_hex(crate::embedded::component("scratchpad").unwrap());
         let (dir, file) = (precompiled.path(), precompiled.path().join(file_name(&digest)));
         let mode =
             |path: &Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

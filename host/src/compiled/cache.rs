@@ -10,42 +10,19 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// Where compiled components are found: the host's compile cache (read and written) and the
-/// components compiled ahead of time (`precompiled.rs`, read only).
-#[derive(Clone, Debug)]
-pub(crate) struct Dirs {
-    pub(crate) cache: Option<PathBuf>,
-    pub(crate) precompiled: Option<PathBuf>,
-}
-
-impl Dirs {
-    pub(crate) fn of(config: &crate::HostConfig) -> Self {
-        Dirs { cache: config.cache_dir.clone(), precompiled: config.precompiled_dir.clone() }
-    }
-}
-
-/// Loads `wasm`, whose hex SHA-256 is `digest`, compiled ahead of time when it is in
-/// `dirs.precompiled`, else from the cache when it is there, else compiles it (and caches it).
-pub(crate) fn load_component(engine: &Engine, wasm: &[u8], digest: &str, dirs: &Dirs) -> anyhow::Result<Component> {
-    if let Some(dir) = &dirs.precompiled
-        && let Some(component) = crate::precompiled::load(engine, digest, dir)
-    {
-        return Ok(component);
-    }
-    let Some(dir) = &dirs.cache else {
-        return Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component");
-    };
+/// Loads `wasm`, whose hex SHA-256 is `digest`, from the cache in `dir` when it is there,
+/// else compiles it (and caches it).
+pub(super) fn load(engine: &Engine, wasm: &[u8], digest: &str, dir: &Path) -> anyhow::Result<Component> {
     let path = entry_path(engine, digest, dir);
     if path.exists() {
         // SAFETY: the file was written by `Component::serialize` of an engine with the same
         // compatibility hash (it is in the file name) into the host's own cache directory,
         // and entries are renamed into place whole. Wasmtime additionally checks the header
         // and refuses an incompatible or corrupt artifact, which falls through to a recompile.
-        match unsafe { deserialize(engine, &path) } {
+        match unsafe { super::artifact::deserialize(engine, &path) } {
             Ok(component) => return Ok(component),
             Err(error) => {
                 tracing::warn!(path = %path.display(), %error, "discarding a bad cache entry")
@@ -57,33 +34,6 @@ pub(crate) fn load_component(engine: &Engine, wasm: &[u8], digest: &str, dirs: &
         tracing::warn!(path = %path.display(), error = %format!("{error:#}"), "could not cache the compiled component");
     }
     Ok(component)
-}
-
-/// The compiled component in the file at `path`.
-///
-/// # Safety
-///
-/// As [`Component::deserialize_file`]: the file must have been written by
-/// [`Component::serialize`] or [`Engine::precompile_component`] (wasmtime checks its header,
-/// version, settings and target, not that its code is what a component compiles to).
-pub(crate) unsafe fn deserialize(engine: &Engine, path: &Path) -> anyhow::Result<Component> {
-    // Mapped, on Unix: only the pages used are read.
-    #[cfg(unix)]
-    let component = unsafe { Component::deserialize_file(engine, path) };
-    // Read, on Windows: a mapped file can be neither replaced nor deleted while the process
-    // runs (the cache's rename of a fresh entry, an upgrade of the package that shipped it),
-    // and wine cannot map one at all ("failed change pages to `PAGE_READONLY`").
-    #[cfg(not(unix))]
-    let component = {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        unsafe { Component::deserialize(engine, bytes) }
-    };
-    component.map_err(anyhow::Error::from)
-}
-
-/// The hex SHA-256 of a component's bytes.
-pub(crate) fn digest(wasm: &[u8]) -> String {
-    hex::encode(Sha256::digest(wasm))
 }
 
 /// The cache entry of the component with hex SHA-256 `digest`, compiled by `engine`.
@@ -109,12 +59,11 @@ mod tests {
 
     use super::*;
 
-    fn engine() -> Engine {
-        crate::engine::build(64 << 20, 4, crate::InstanceAllocation::OnDemand).unwrap()
-    }
+    use crate::config::InstanceAllocation;
+    use crate::digest::sha256_hex as digest;
 
-    fn cached(dir: &Path) -> Dirs {
-        Dirs { cache: Some(dir.to_owned()), precompiled: None }
+    fn engine() -> Engine {
+        crate::engine::build(64 << 20, 4, InstanceAllocation::OnDemand).unwrap()
     }
 
     fn inode(path: &Path) -> u64 {
@@ -125,20 +74,19 @@ mod tests {
     fn a_cached_component_is_loaded_not_recompiled_and_a_corrupt_entry_is_replaced() {
         let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
         let wasm = crate::embedded::component("scratchpad").unwrap();
-        load_component(&engine, wasm, &digest(wasm), &cached(dir.path())).unwrap();
+        load(&engine, wasm, &digest(wasm), dir.path()).unwrap();
         let entry = entry_path(&engine, &digest(wasm), dir.path());
         let first = inode(&entry);
         assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"), "the entry is a compiled artifact");
 
         // A hit deserializes the entry: it is not written again.
-        load_component(&engine, wasm, &digest(wasm), &cached(dir.path())).unwrap();
+        load(&engine, wasm, &digest(wasm), dir.path()).unwrap();
         assert_eq!(inode(&entry), first, "a cache hit leaves the entry alone");
 
         // A corrupt entry is refused by wasmtime, recompiled, and replaced whole.
         std::fs::write(&entry, b"not a compiled component").unwrap();
         let corrupt = inode(&entry);
-        load_component(&engine, wasm, &digest(wasm), &cached(dir.path()))
-            .expect("a corrupt entry falls back to compiling");
+        load(&engine, wasm, &digest(wasm), dir.path()).expect("a corrupt entry falls back to compiling");
         assert_ne!(inode(&entry), corrupt);
         assert!(std::fs::read(&entry).unwrap().starts_with(b"\x7fELF"));
     }
@@ -149,7 +97,7 @@ mod tests {
         let a = crate::embedded::component("scratchpad").unwrap();
         let b = crate::embedded::component("observations").unwrap();
         assert_ne!(entry_path(&engine, &digest(a), dir.path()), entry_path(&engine, &digest(b), dir.path()));
-        let pooled = crate::engine::build(64 << 20, 4, crate::InstanceAllocation::Pooling).unwrap();
+        let pooled = crate::engine::build(64 << 20, 4, InstanceAllocation::Pooling).unwrap();
         let other = Engine::new(wasmtime::Config::new().wasm_component_model(true).epoch_interruption(false)).unwrap();
         assert_eq!(
             entry_path(&engine, &digest(a), dir.path()),
