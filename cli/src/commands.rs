@@ -182,13 +182,7 @@ async fn list(host: &Host, global: &Global) -> anyhow::Result<()> {
         print_json(&json!({ "ok": true, "sessions": sessions }));
     } else {
         for s in sessions {
-            let origin = match &s.origin {
-                Origin::New => "new".to_owned(),
-                Origin::Spawn { parent, copy } => {
-                    format!("spawn of {parent}{}", if *copy { " (copied)" } else { "" })
-                }
-                Origin::Fork { parent } => format!("fork of {parent}"),
-            };
+            let origin = s.origin.to_string();
             println!("{}\t{}\tturns: {}", s.id, terminal::line(&origin), s.turn_index + 1);
         }
     }

@@ -69,7 +69,13 @@ pub(crate) fn report_error(error: &anyhow::Error, json: bool) -> ExitCode {
         print_json(&json!({ "ok": false, "error": body }));
     } else {
         // One line: plugin-supplied text in the message cannot start a line of its own.
-        eprintln!("error: {}", scratchpad_host::terminal::line(&format!("{error:#}")));
+        let hint = match error.downcast_ref::<Error>() {
+            Some(Error::UnknownTool(_)) => " (`scratchpad plugins` lists the tools)",
+            Some(Error::SessionNotFound(id)) if !id.is_empty() => " (`scratchpad session create ID` creates one)",
+            Some(Error::Conflict { .. }) => " (run the command again)",
+            _ => "",
+        };
+        eprintln!("error: {}{hint}", scratchpad_host::terminal::line(&format!("{error:#}")));
     }
     ExitCode::from(status)
 }

@@ -109,6 +109,7 @@ pub(crate) const HOT_SESSION_BYTES: u64 = 64 << 20;
 /// The tokenizer behind the `tokens` capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Encoding {
     /// OpenAI's cl100k_base (GPT-4, GPT-3.5; also what GoClaw uses for Claude estimates).
     #[default]
@@ -130,6 +131,7 @@ impl Encoding {
 /// How plugin instances get their memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum InstanceAllocation {
     /// From a pool reserved when the host opens (wasmtime's pooling allocator): instantiation
     /// is a few microseconds, at the price of reserving `max_concurrent_calls` slots of
@@ -142,6 +144,7 @@ pub enum InstanceAllocation {
 
 /// Where a plugin's component comes from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum PluginSource {
     /// A first-party component embedded in the host, by name (see [`crate::embedded`]).
     Embedded(String),
@@ -181,6 +184,7 @@ pub struct PluginSpec {
 
 /// Whose signature a plugin's component must carry before the host compiles it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SignaturePolicy {
     /// One by any configured publisher's key.
     AnyPublisher,
@@ -468,7 +472,7 @@ impl HostConfig {
                 Some(other) => {
                     problems.push(format!(
                         "{at}.upgrade: name the new component's digest, `upgrade = \"sha256:<64 hex digits>\"` \
-                         (`scratchpad inspect` prints it), not {other}"
+                         (an inspection of the component shows it), not {other}"
                     ));
                     None
                 }

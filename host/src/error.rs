@@ -9,6 +9,7 @@ use crate::types::ToolError;
 
 /// Why a call into a plugin did not complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PluginFailure {
     /// The call ran past its deadline and was interrupted.
     Timeout {
@@ -49,6 +50,85 @@ pub enum PluginFailure {
     },
 }
 
+/// The kind of a [`PluginFailure`], without its details: the `kind` label of the host's metrics
+/// and of a session's event log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// [`PluginFailure::Timeout`].
+    Timeout,
+    /// [`PluginFailure::MemoryCap`].
+    Memory,
+    /// [`PluginFailure::OutputTooLarge`].
+    OutputCap,
+    /// [`PluginFailure::StackOverflow`].
+    StackOverflow,
+    /// [`PluginFailure::Exited`].
+    Exited,
+    /// [`PluginFailure::Trap`].
+    Trap,
+    /// [`PluginFailure::Contract`].
+    Contract,
+    /// [`PluginFailure::Denied`].
+    Denied,
+}
+
+impl FailureKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [FailureKind; 8] = [
+        FailureKind::Timeout,
+        FailureKind::Memory,
+        FailureKind::OutputCap,
+        FailureKind::StackOverflow,
+        FailureKind::Exited,
+        FailureKind::Trap,
+        FailureKind::Contract,
+        FailureKind::Denied,
+    ];
+
+    /// The kind's name: `timeout`, `memory`, `output_cap`, `stack_overflow`, `exited`, `trap`,
+    /// `contract` or `denied`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Timeout => "timeout",
+            FailureKind::Memory => "memory",
+            FailureKind::OutputCap => "output_cap",
+            FailureKind::StackOverflow => "stack_overflow",
+            FailureKind::Exited => "exited",
+            FailureKind::Trap => "trap",
+            FailureKind::Contract => "contract",
+            FailureKind::Denied => "denied",
+        }
+    }
+
+    /// The kind named `name` ([`FailureKind::as_str`]).
+    pub fn parse(name: &str) -> Option<FailureKind> {
+        FailureKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PluginFailure {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            PluginFailure::Timeout { .. } => FailureKind::Timeout,
+            PluginFailure::MemoryCap { .. } => FailureKind::Memory,
+            PluginFailure::OutputTooLarge { .. } => FailureKind::OutputCap,
+            PluginFailure::StackOverflow => FailureKind::StackOverflow,
+            PluginFailure::Exited { .. } => FailureKind::Exited,
+            PluginFailure::Trap(_) => FailureKind::Trap,
+            PluginFailure::Contract(_) => FailureKind::Contract,
+            PluginFailure::Denied { .. } => FailureKind::Denied,
+        }
+    }
+}
+
 impl fmt::Display for PluginFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -78,6 +158,7 @@ impl fmt::Display for PluginFailure {
 
 /// An error of the embedding API.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A plugin failed while running a hook or tool; none of that call's writes persisted.
     #[error("plugin `{plugin}` {failure} in `{hook}`; none of that call's writes were kept")]
@@ -100,10 +181,10 @@ pub enum Error {
         error: ToolError,
     },
     /// No loaded plugin declares a tool of this name.
-    #[error("no loaded plugin offers a tool named `{0}`; list the tools with `scratchpad tools SESSION`")]
+    #[error("no loaded plugin offers a tool named `{0}`; the loaded plugins list their tools")]
     UnknownTool(String),
     /// The session does not exist.
-    #[error("session `{0}` does not exist; create it first (`scratchpad session create {0}`)")]
+    #[error("session `{0}` does not exist; create it first")]
     SessionNotFound(String),
     /// A session with this id already exists.
     #[error("session `{0}` already exists; choose another id")]
@@ -133,12 +214,31 @@ pub enum Error {
         /// What the summarizer reported, per request.
         message: String,
     },
+    /// Another process committed to the session first, every time the operation was run
+    /// (it is re-run a bounded number of times); nothing of it was kept. Retryable: the same
+    /// call may succeed when the other writers pause.
+    #[error(
+        "session `{session}`: {attempts} attempts to commit lost to concurrent writers in other processes; \
+         nothing was kept, and the call may be retried"
+    )]
+    Conflict {
+        /// The session.
+        session: String,
+        /// How many times the operation ran.
+        attempts: usize,
+    },
     /// Anything else: storage I/O, configuration files, host bugs.
     #[error(transparent)]
     Other(#[from] anyhow::Error),
 }
 
 impl Error {
+    /// Whether the same call may succeed if made again unchanged: a lost commit race
+    /// ([`Error::Conflict`]).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Conflict { .. })
+    }
+
     pub(crate) fn invalid(what: &'static str, message: impl Into<String>) -> Self {
         Error::InvalidInput { what, message: message.into() }
     }
@@ -154,6 +254,7 @@ impl Error {
             Error::Load { .. } => "load-refused",
             Error::InvalidInput { .. } => "invalid-input",
             Error::Checkpoint { .. } => "checkpoint-failed",
+            Error::Conflict { .. } => "conflict",
             Error::Other(_) => "internal",
         }
     }
@@ -186,3 +287,29 @@ pub(crate) fn human_bytes(bytes: u64) -> String {
 #[derive(Debug, thiserror::Error)]
 #[error("deadline exceeded")]
 pub(crate) struct DeadlineExceeded;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_failure_kind_is_named_once_and_read_back_by_its_name() {
+        let names: std::collections::BTreeSet<&str> = FailureKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names.len(), FailureKind::ALL.len(), "distinct names");
+        for kind in FailureKind::ALL {
+            assert_eq!(FailureKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(PluginFailure::Timeout { limit_ms: 1 }.kind(), FailureKind::Timeout);
+        assert_eq!(PluginFailure::Denied { power: "storage".into() }.kind().as_str(), "denied");
+        assert_eq!(FailureKind::parse("quota"), None, "a quota refusal is an event, not a failure");
+    }
+
+    #[test]
+    fn event_kinds_are_failure_kinds_quota_or_a_newer_hosts_name() {
+        use crate::EventKind;
+        assert_eq!(EventKind::parse("memory"), EventKind::Failure(FailureKind::Memory));
+        assert_eq!(EventKind::parse("quota"), EventKind::Quota);
+        assert_eq!(EventKind::parse("from-the-future"), EventKind::Unknown("from-the-future".into()));
+        assert_eq!(serde_json::to_value(EventKind::Quota).unwrap(), serde_json::json!("quota"));
+    }
+}

@@ -180,7 +180,7 @@ pub(crate) enum Hook {
     "denied the power `{0}`, which it does not hold (a plugin holds the powers it asks for in its `permissions` \
      export once its configuration grants them)"
 )]
-pub struct Denied(pub Power);
+pub(crate) struct Denied(pub Power);
 
 /// What a plugin holds once loaded: checks what it asked for (`requested`, `None` for a 0.1.0
 /// component that cannot ask) against what its configuration `granted`, or says what is

@@ -59,8 +59,19 @@ pub(crate) struct Inner {
     locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
 }
 
+/// A plugin call's linear memory ([`Host::last_call_memory`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallMemory {
+    /// Its size when the call's instance was made, in bytes.
+    pub initial_bytes: u64,
+    /// The most it reached during the call, in bytes.
+    pub peak_bytes: u64,
+}
+
 /// One value a plugin published about a session (the `metadata` import).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct MetadataEntry {
     /// The plugin that published it.
     pub plugin: String,
@@ -72,6 +83,7 @@ pub struct MetadataEntry {
 
 /// One stored key of a plugin in a session (for `scratchpad show` and tests).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StateEntry {
     /// The plugin that owns the key.
     pub plugin: String,
@@ -319,18 +331,28 @@ impl Host {
         self.inner.db.events(id).await
     }
 
-    /// How many events each plugin has in the sessions' logs, by kind, as (plugin, kind,
-    /// count): what went wrong with each plugin lately, across sessions (each log keeps its
+    /// How many events each plugin has in the sessions' logs, by kind: what went wrong with each plugin lately, across sessions (each log keeps its
     /// newest [`MAX_EVENTS_PER_SESSION`](crate::MAX_EVENTS_PER_SESSION)).
-    pub async fn event_counts(&self) -> Result<Vec<(String, String, u64)>> {
-        self.inner.db.event_counts().await
+    pub async fn event_counts(&self) -> Result<Vec<crate::EventCount>> {
+        let counts = self.inner.db.event_counts().await?;
+        Ok(counts
+            .into_iter()
+            .map(|(plugin, kind, count)| crate::EventCount { plugin, kind: crate::EventKind::parse(&kind), count })
+            .collect())
     }
 
     /// Appends an event to `session`'s log before the failed operation returns (a process that
     /// ends right after, like a hook's, keeps it). The call it describes already has its
     /// outcome: the write gets at most [`EVENT_WRITE_TIMEOUT`] (a failure may come from a
     /// database that is not answering), and a failure to record is logged, never returned.
-    pub(crate) async fn record_event(&self, session: &str, plugin: &str, hook: &str, kind: &str, message: &str) {
+    pub(crate) async fn record_event(
+        &self,
+        session: &str,
+        plugin: &str,
+        hook: &str,
+        kind: crate::EventKind,
+        message: &str,
+    ) {
         let mut end = message.len().min(crate::MAX_EVENT_MESSAGE);
         while !message.is_char_boundary(end) {
             end -= 1;
@@ -338,7 +360,7 @@ impl Host {
         let event = crate::PluginEvent {
             plugin: plugin.to_owned(),
             hook: hook.to_owned(),
-            kind: kind.to_owned(),
+            kind,
             message: message[..end].to_owned(),
             at_ms: now_ms(),
         };
@@ -355,11 +377,11 @@ impl Host {
         self.inner.db.blob_gc(None, now_ms() as u64).await
     }
 
-    /// Linear memory of plugin `name`'s last call: (size at instantiation, peak), in bytes.
-    /// The host reads it from the call's resource limiter.
-    pub fn last_call_memory(&self, name: &str) -> Option<(u64, u64)> {
+    /// Linear memory of plugin `name`'s last call, read from the call's resource limiter.
+    pub fn last_call_memory(&self, name: &str) -> Option<CallMemory> {
         let plugin = &self.inner.plugins[self.plugin_index(name)?];
-        Some(*plugin.last_memory.lock().unwrap())
+        let (initial_bytes, peak_bytes) = *plugin.last_memory.lock().unwrap();
+        Some(CallMemory { initial_bytes, peak_bytes })
     }
 
     /// The position of plugin `name` in the host's order.

@@ -15,6 +15,7 @@ use crate::types::ToolSpec;
 
 /// What `scratchpad inspect` reports about a component.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Inspection {
     /// What identifies the component: `sha256:` and the hex digest of its bytes.
     pub identity: String,

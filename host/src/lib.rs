@@ -2,7 +2,8 @@
 //!
 //! A [`Host`] loads plugin components (the first-party ones are embedded), runs their hooks
 //! and tools in a sandbox that grants nothing but the capabilities of the WIT contract
-//! (`wit/`), and keeps their state in one SQLite database, scoped per plugin and session.
+//! (`wit/`), and keeps their state scoped per plugin and session in one database: an embedded
+//! SQLite file, or a PostgreSQL server shared by a fleet of hosts ([`Location`]).
 //!
 //! ```no_run
 //! use scratchpad_host::{Host, HostConfig, Origin, TurnContext};
@@ -24,20 +25,27 @@
 //! session's notepad with [`Host::notepad`], through the same component and limits.
 //!
 //! Errors are [`Error`] values: a tool's refusal ([`Error::Tool`]) is distinct from a plugin
-//! that broke a limit or trapped ([`Error::Plugin`]), which names the plugin and the hook.
+//! that broke a limit or trapped ([`Error::Plugin`]), which names the plugin and the hook, and
+//! from a commit lost to other processes every time it was tried ([`Error::Conflict`], the one
+//! retryable error: [`Error::is_retryable`]).
+//!
+//! Every item has one path, at the crate's root (the modules `embedded`, `precompiled`,
+//! `terminal`, `interop` and `supply` hold what is used less often). The enums and the result
+//! structs that will grow are `#[non_exhaustive]`. Tool names as a model sees them are decided
+//! here once ([`ToolNames`]), and so is the prompt's text ([`Prompt`]).
 
 #![deny(missing_docs)]
 
 mod bindings;
 mod capabilities;
-pub mod checkpoints;
+mod checkpoints;
 mod compiled;
-pub mod config;
+mod config;
 mod digest;
 pub mod embedded;
 mod engine;
 mod error;
-pub mod grants;
+mod grants;
 mod hooks;
 mod host;
 mod identity;
@@ -46,7 +54,7 @@ mod instances;
 #[cfg(feature = "internals")]
 pub mod internals;
 pub mod interop;
-pub mod metrics;
+mod metrics;
 mod names;
 mod notepad;
 mod plugin;
@@ -65,11 +73,13 @@ mod warm;
 
 pub use capabilities::tokens::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
-pub use config::{Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, SignaturePolicy};
-pub use error::{Error, PluginFailure, Result};
+pub use config::{
+    Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, SignaturePolicy, cache_dir, data_dir,
+};
+pub use error::{Error, FailureKind, PluginFailure, Result};
 pub use grants::{Grants, Power};
 pub use hooks::PluginText;
-pub use host::{Host, MAX_OBSERVATION_READ, MetadataEntry, StateEntry};
+pub use host::{CallMemory, Host, MAX_OBSERVATION_READ, MetadataEntry, StateEntry};
 pub use inspect::{Inspection, inspect};
 pub use metrics::Metrics;
 pub use names::{MAX_TOOL_NAME, ToolNameError, ToolNames, api_tool_name};
@@ -81,7 +91,9 @@ pub use prompt::{Prompt, RenderedPrompt};
 pub use scratchpad_supply as supply;
 pub use store::location::{DATABASE_URL_ENV, redact as redact_database_url};
 pub use store::migrate::{MigrationReport, migrate};
-pub use store::{BlobEntry, Location, MAX_EVENT_MESSAGE, MAX_EVENTS_PER_SESSION, PluginEvent, SessionRecord};
+pub use store::{
+    BlobEntry, EventCount, EventKind, Location, MAX_EVENT_MESSAGE, MAX_EVENTS_PER_SESSION, PluginEvent, SessionRecord,
+};
 pub use timestamp::iso8601;
 pub use types::{
     ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::error::{Error, PluginFailure};
+use crate::error::Error;
 
 /// Upper bounds of the call-latency buckets, in seconds.
 const LATENCY_BOUNDS: &[f64] =
@@ -91,20 +91,6 @@ impl Histogram {
     }
 }
 
-/// The `kind` label of a plugin failure.
-pub(crate) fn failure_kind(failure: &PluginFailure) -> &'static str {
-    match failure {
-        PluginFailure::Timeout { .. } => "timeout",
-        PluginFailure::MemoryCap { .. } => "memory",
-        PluginFailure::OutputTooLarge { .. } => "output_cap",
-        PluginFailure::StackOverflow => "stack_overflow",
-        PluginFailure::Exited { .. } => "exited",
-        PluginFailure::Trap(_) => "trap",
-        PluginFailure::Contract(_) => "contract",
-        PluginFailure::Denied { .. } => "denied",
-    }
-}
-
 impl Metrics {
     fn with<T>(&self, f: impl FnOnce(&mut Registry) -> T) -> T {
         // A panic while recording leaves counters, not invariants: keep counting.
@@ -125,7 +111,7 @@ impl Metrics {
             }
             hooks.get_mut(hook).expect("inserted above").observe(elapsed.as_secs_f64());
             if let Err(Error::Plugin { failure, .. }) = outcome {
-                *r.failures.entry((plugin.to_owned(), hook.to_owned(), failure_kind(failure))).or_default() += 1;
+                *r.failures.entry((plugin.to_owned(), hook.to_owned(), failure.kind().as_str())).or_default() += 1;
             }
         });
     }
@@ -238,6 +224,7 @@ fn labels(pairs: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::PluginFailure;
 
     fn failed(failure: PluginFailure) -> Result<(), Error> {
         Err(Error::Plugin { plugin: "p".into(), hook: "h".into(), failure })

@@ -47,6 +47,7 @@ pub struct Notepad<'h> {
 
 /// What a successful [`Notepad::write`] or [`Notepad::append`] reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NotepadUsage {
     /// The notepad's size against its budget after the call, e.g. `notepad 812/4000 chars`.
     pub usage: String,

@@ -53,6 +53,7 @@ pub(crate) struct LoadedPlugin {
 
 /// What `scratchpad plugins` and `inspect` show about a plugin.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct PluginSummary {
     /// The plugin's name.
     pub name: String,

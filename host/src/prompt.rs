@@ -19,6 +19,7 @@ pub struct Prompt {
 
 /// A prompt rendered to text, as the model would receive it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RenderedPrompt {
     /// The system prompt: prepend-system injections, the runtime's system prompt,
     /// append-system injections.

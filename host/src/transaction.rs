@@ -125,9 +125,7 @@ pub(crate) use transaction;
 
 /// The error of an operation that lost [`MAX_ATTEMPTS`] commits in a row.
 pub(crate) fn conflict(session: &str) -> Error {
-    Error::Other(anyhow::anyhow!(
-        "session `{session}`: {MAX_ATTEMPTS} attempts to commit lost to concurrent writers in other processes"
-    ))
+    Error::Conflict { session: session.to_owned(), attempts: MAX_ATTEMPTS }
 }
 
 impl Host {
@@ -275,7 +273,7 @@ impl Tx<'_> {
         if refused > 0 && self.writes {
             let quota = loaded.info.limits.storage_quota_bytes;
             let message = format!("{refused} write(s) refused by its storage quota of {quota} bytes");
-            host.record_event(&self.session, &loaded.info.name, hook, "quota", &message).await;
+            host.record_event(&self.session, &loaded.info.name, hook, crate::EventKind::Quota, &message).await;
         }
         let writes = spent.scope.into_writes();
         host.recycle(index, Some(spent.used));
@@ -301,7 +299,7 @@ impl Tx<'_> {
             && self.writes
         {
             debug_assert_eq!(*plugin, self.host.inner.plugins[index].info.name);
-            let kind = crate::metrics::failure_kind(failure);
+            let kind = crate::EventKind::Failure(failure.kind());
             self.host.record_event(&self.session, plugin, hook, kind, &failure.to_string()).await;
         }
     }
@@ -310,6 +308,18 @@ impl Tx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn running_out_of_attempts_is_a_retryable_conflict_naming_the_session() {
+        let error = conflict("s1");
+        assert!(
+            matches!(error, Error::Conflict { ref session, attempts } if session == "s1" && attempts == MAX_ATTEMPTS)
+        );
+        assert!(error.is_retryable() && error.code() == "conflict", "{error}");
+        assert!(error.to_string().contains("session `s1`") && error.to_string().contains("retried"), "{error}");
+        assert!(!Error::SessionNotFound("s1".into()).is_retryable());
+        assert!(!Error::Other(anyhow::anyhow!("disk")).is_retryable(), "a host bug is not a retry");
+    }
 
     #[test]
     fn a_pause_after_a_lost_commit_is_random_and_bounded() {

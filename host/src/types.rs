@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Where an injection goes in the prompt (see `placement` in `wit/types.wit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Placement {
     /// Before the runtime's own system prompt.
     PrependSystem,
@@ -49,6 +50,7 @@ pub struct Injection {
 /// How a session is created.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
+#[non_exhaustive]
 pub enum Origin {
     /// A new session with no parent.
     New,
@@ -64,6 +66,17 @@ pub enum Origin {
         /// The parent session.
         parent: String,
     },
+}
+
+/// `new`, `spawn of P` (`spawn of P (copied)`), `fork of P`: how a person reads an origin.
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::New => f.write_str("new"),
+            Origin::Spawn { parent, copy } => write!(f, "spawn of {parent}{}", if *copy { " (copied)" } else { "" }),
+            Origin::Fork { parent } => write!(f, "fork of {parent}"),
+        }
+    }
 }
 
 impl Origin {
@@ -142,6 +155,7 @@ impl ToolCall {
 
 /// What a tool returned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolOutput {
     /// The plugin that ran the tool.
     pub plugin: String,
@@ -152,6 +166,7 @@ pub struct ToolOutput {
 /// The kind of a tool error (see `tool-error` in `wit/types.wit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ToolErrorKind {
     /// No such tool.
     UnknownTool,
@@ -191,6 +206,7 @@ pub struct ToolError {
 /// What kind of bytes an observation holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ContentKind {
     /// UTF-8 text.
     Text,
@@ -233,6 +249,7 @@ impl Observation {
 
 /// What the model sees of a tool result after every plugin's `after-tool-result`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ObservationView {
     /// The last plugin that replaced the observation, if any.
     pub replaced_by: Option<String>,
@@ -243,6 +260,7 @@ pub struct ObservationView {
 /// Why a checkpoint was due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+#[non_exhaustive]
 pub enum CheckpointTrigger {
     /// The conversation reached this percentage of the context window.
     TokenPercent(u8),
@@ -252,6 +270,7 @@ pub enum CheckpointTrigger {
 
 /// What the host asks the embedder's summarizer for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SummaryRequest {
     /// The session to summarise.
     pub session_id: String,
@@ -267,7 +286,7 @@ pub struct SummaryRequest {
     pub message_count: u32,
 }
 
-/// The structured summary seed 002 asks for.
+/// The structured summary the context-pressure policy asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
@@ -281,13 +300,14 @@ pub struct Summary {
     pub open_questions: Vec<String>,
 }
 
-/// A stored checkpoint, with seed 002's fields.
+/// A stored checkpoint, with the context-pressure policy's fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Checkpoint {
     /// `{unix_ms}_{4 hex}`.
     pub id: String,
-    /// The previous checkpoint of the session, if any (seed 002 links records by `parentId`).
+    /// The previous checkpoint of the session, if any (records link by `parentId`).
     pub parent_id: Option<String>,
     /// The session.
     pub session_id: String,
@@ -308,7 +328,7 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// Seed 002's fast-path rule: a checkpoint can stand in for a fresh summary when it
+    /// The context-pressure policy's fast-path rule: a checkpoint can stand in for a fresh summary when it
     /// covers more than half of the conversation's `tokens_now` (`TokensAtCheckpoint >
     /// TotalTokens * 0.5`).
     pub fn covers(&self, tokens_now: u64) -> bool {

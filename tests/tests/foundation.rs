@@ -84,7 +84,11 @@ async fn failures_and_quota_refusals_are_logged_in_the_session_events_and_the_lo
 
     let events = host.events("s").await.unwrap();
     assert_eq!(events.len(), bound, "the newest {bound} are kept");
-    assert!(events[..bound - 1].iter().all(|e| e.kind == "quota" && e.hook == "tool p.write"), "{:?}", &events[..3]);
+    assert!(
+        events[..bound - 1].iter().all(|e| e.kind == scratchpad_host::EventKind::Quota && e.hook == "tool p.write"),
+        "{:?}",
+        &events[..3]
+    );
     assert!(events[0].message.contains("refused by its storage quota of 64 bytes"), "{:?}", events[0]);
     let last = events.last().unwrap();
     assert_eq!(

@@ -227,7 +227,8 @@ async fn a_100_mb_observation_is_offloaded_while_guest_memory_stays_flat(fx: Fix
     assert!(big.len() >= 100_000_000);
 
     let seen = offload(&host, &t1, 1, Observation::text(big.clone())).await;
-    let (initial, peak) = host.last_call_memory("observations").unwrap();
+    let memory = host.last_call_memory("observations").unwrap();
+    let (initial, peak) = (memory.initial_bytes, memory.peak_bytes);
     assert!(initial > 0, "the limiter saw the instance's memory");
     let growth = peak - initial;
     assert!(growth <= 2 << 20, "guest memory grew by {growth} bytes offloading {} bytes", big.len());

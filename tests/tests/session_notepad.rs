@@ -4,7 +4,7 @@
 //! sandbox API for code outside the model — through the real host, the real component and a
 //! real database (each test on SQLite and on PostgreSQL).
 
-use scratchpad_host::{Error, Host, NotepadUsage, Origin, Placement, SANDBOX_TURN_ID, ToolErrorKind};
+use scratchpad_host::{Error, Host, Origin, Placement, SANDBOX_TURN_ID, ToolErrorKind};
 use scratchpad_tests::{Fixture, dump, refusal, scratchpad, stored, turn};
 use serde_json::{Value, json};
 
@@ -319,7 +319,7 @@ async fn agent_authored_code_reads_writes_and_appends_the_notepad_the_model_sees
     let notepad = host.notepad("s");
     assert_eq!(notepad.read().await.unwrap(), "");
     let written = notepad.write("## Progress").await.unwrap();
-    assert_eq!(written, NotepadUsage { usage: "notepad 11/4000 chars".into(), warning: None });
+    assert_eq!((written.usage.as_str(), written.warning), ("notepad 11/4000 chars", None));
     notepad.append("- sheet 1 of 6 done").await.unwrap();
     let appended = notepad.append("- sheet 2 of 6 done").await.unwrap();
     assert_eq!(appended.usage, "notepad 51/4000 chars");

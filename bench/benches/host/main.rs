@@ -331,7 +331,8 @@ fn store(c: &mut Criterion, name: &str, dir: &tempfile::TempDir, database: Locat
         b.to_async(&rt).iter(|| async { host.after_tool_result(&turn, &read, &hundred_mb).await.unwrap() })
     });
     group.finish();
-    let (initial, peak) = host.last_call_memory("observations").unwrap();
+    let memory = host.last_call_memory("observations").unwrap();
+    let (initial, peak) = (memory.initial_bytes, memory.peak_bytes);
     let memory = serde_json::json!({ "initial_bytes": initial, "peak_bytes": peak, "growth_bytes": peak - initial });
     record::write(name, "offload_100mb", "memory.json", &memory);
 }

@@ -99,7 +99,7 @@ fn binary(options: &SetupArgs) -> anyhow::Result<PathBuf> {
         }
         None => {
             let name = if cfg!(windows) { "scratchpad.exe" } else { "scratchpad" };
-            Ok(scratchpad_host::config::data_dir().join("bin").join(env!("CARGO_PKG_VERSION")).join(name))
+            Ok(scratchpad_host::data_dir().join("bin").join(env!("CARGO_PKG_VERSION")).join(name))
         }
     }
 }

@@ -132,13 +132,7 @@ pub(crate) async fn session(host: &Host, id: &str) -> anyhow::Result<Option<Page
 }
 
 fn origin(record: &SessionRecord) -> String {
-    match &record.origin {
-        scratchpad_host::Origin::New => "new".into(),
-        scratchpad_host::Origin::Spawn { parent, copy } => {
-            format!("spawn of {parent}{}", if *copy { " (copied)" } else { "" })
-        }
-        scratchpad_host::Origin::Fork { parent } => format!("fork of {parent}"),
-    }
+    record.origin.to_string()
 }
 
 /// The scratchpad's spaces, then every plugin's stored keys with its use of its storage quota
@@ -309,7 +303,7 @@ async fn events(host: &Host, id: &str, main: &mut String) -> anyhow::Result<()> 
             time(e.at_ms),
             esc(&e.plugin),
             esc(&e.hook),
-            esc(&e.kind),
+            esc(e.kind.as_str()),
             esc(&e.message)
         );
     }
@@ -429,12 +423,13 @@ pub(crate) async fn plugins(host: &Host, specs: &[PluginSpec]) -> anyhow::Result
             PluginSource::File(path) => path.display().to_string(),
             PluginSource::Oci(reference) => format!("oci://{reference}"),
             PluginSource::Bytes(_) => "bytes".into(),
+            _ => "another source".into(),
         });
         let tools: Vec<String> = p.tools.iter().map(|t| esc(&t.name)).collect();
         let events: Vec<String> = counts
             .iter()
-            .filter(|(plugin, ..)| *plugin == p.name)
-            .map(|(_, kind, n)| format!("{} {n}", esc(kind)))
+            .filter(|c| c.plugin == p.name)
+            .map(|c| format!("{} {}", esc(c.kind.as_str()), c.count))
             .collect();
         let _ = write!(
             main,

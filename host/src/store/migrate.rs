@@ -17,6 +17,7 @@ use crate::{Error, Result};
 
 /// What a migration copied and verified.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct MigrationReport {
     /// Sessions in the source.
     pub sessions: u64,

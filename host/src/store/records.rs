@@ -16,6 +16,7 @@ pub(crate) const CHUNK: usize = 64 << 10;
 
 /// A session as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SessionRecord {
     /// The session's id.
     pub id: String,
@@ -185,6 +186,7 @@ pub(crate) struct PendingBlob {
 
 /// A stored entry's description (without its content).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct BlobEntry {
     /// 16 lowercase hex digits.
     pub id: String,
@@ -322,18 +324,74 @@ pub(crate) fn new_checkpoint(
 /// nothing stored; it is counted in the metrics only. Kept
 /// per session, the newest [`MAX_EVENTS_PER_SESSION`] only; no plugin can read them.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct PluginEvent {
     /// The plugin.
     pub plugin: String,
     /// The hook or tool that was running (`before-query`, `tool session.scratchpad`, ...).
     pub hook: String,
-    /// What happened: a failure's kind (`timeout`, `memory`, `output_cap`, `denied`, `trap`,
-    /// `stack_overflow`, `exited`, `contract`) or `quota`.
-    pub kind: String,
+    /// What happened.
+    pub kind: EventKind,
     /// What the host or the plugin said, at most [`MAX_EVENT_MESSAGE`] bytes.
     pub message: String,
     /// When, Unix milliseconds.
     pub at_ms: i64,
+}
+
+/// What a [`PluginEvent`] records; written and shown by its name ([`EventKind::as_str`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// A call failed ([`crate::PluginFailure`]); its name is the failure's kind (`timeout`, …).
+    Failure(crate::FailureKind),
+    /// The plugin's storage quota refused a write (`quota`).
+    Quota,
+    /// A kind this version does not know, written by a newer host: its name as stored.
+    Unknown(String),
+}
+
+impl EventKind {
+    /// The kind's name: a failure kind's ([`crate::FailureKind::as_str`]) or `quota`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            EventKind::Failure(kind) => kind.as_str(),
+            EventKind::Quota => "quota",
+            EventKind::Unknown(name) => name,
+        }
+    }
+
+    /// The kind named `name`, as stored.
+    pub fn parse(name: &str) -> EventKind {
+        match name {
+            "quota" => EventKind::Quota,
+            other => crate::FailureKind::parse(other)
+                .map_or_else(|| EventKind::Unknown(other.to_owned()), EventKind::Failure),
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for EventKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// How many events of one kind a plugin has in the sessions' logs ([`crate::Host::event_counts`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct EventCount {
+    /// The plugin.
+    pub plugin: String,
+    /// The events' kind.
+    pub kind: EventKind,
+    /// How many the logs keep.
+    pub count: u64,
 }
 
 /// Events kept per session; older ones are dropped as new ones come.

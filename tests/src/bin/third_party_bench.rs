@@ -119,7 +119,8 @@ async fn measure(contender: &Contender, calls: usize) -> String {
         host.call_tool(&turn, tool, arguments).await.unwrap();
     })
     .await;
-    let (start, peak) = host.last_call_memory(contender.name).unwrap_or_default();
+    let memory = host.last_call_memory(contender.name).unwrap_or_default();
+    let (start, peak) = (memory.initial_bytes, memory.peak_bytes);
     format!(
         "{:.1} MB | {} | {} | {} | {} | {:.1} / {:.1} MiB",
         size as f64 / 1e6,

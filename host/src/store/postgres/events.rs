@@ -4,7 +4,7 @@
 use deadpool_postgres::GenericClient;
 
 use crate::Result;
-use crate::store::{MAX_EVENTS_PER_SESSION, PluginEvent};
+use crate::store::{EventKind, MAX_EVENTS_PER_SESSION, PluginEvent};
 
 /// Appends `event` and drops the session's events beyond the bound: one statement, one trip.
 /// (The statement's subquery does not see the row it inserts, so it keeps the newest
@@ -23,7 +23,15 @@ pub(super) async fn record(client: &impl GenericClient, session: &str, event: &P
     client
         .execute(
             &stmt,
-            &[&session, &event.plugin, &event.hook, &event.kind, &event.message, &event.at_ms, &MAX_EVENTS_PER_SESSION],
+            &[
+                &session,
+                &event.plugin,
+                &event.hook,
+                &event.kind.as_str(),
+                &event.message,
+                &event.at_ms,
+                &MAX_EVENTS_PER_SESSION,
+            ],
         )
         .await?;
     Ok(())
@@ -51,6 +59,12 @@ pub(super) async fn list(client: &impl GenericClient, session: &str) -> Result<V
         .query(&stmt, &[&session])
         .await?
         .iter()
-        .map(|r| PluginEvent { plugin: r.get(0), hook: r.get(1), kind: r.get(2), message: r.get(3), at_ms: r.get(4) })
+        .map(|r| PluginEvent {
+            plugin: r.get(0),
+            hook: r.get(1),
+            kind: EventKind::parse(&r.get::<_, String>(2)),
+            message: r.get(3),
+            at_ms: r.get(4),
+        })
         .collect())
 }

@@ -5,14 +5,14 @@
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::Result;
-use crate::store::{MAX_EVENTS_PER_SESSION, PluginEvent};
+use crate::store::{EventKind, MAX_EVENTS_PER_SESSION, PluginEvent};
 
 /// Appends `event` and drops the session's events beyond the bound, in one transaction.
 pub(crate) fn record(conn: &mut Connection, session: &str, event: &PluginEvent) -> Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute(
         "INSERT INTO plugin_events (session, plugin, hook, kind, message, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![session, event.plugin, event.hook, event.kind, event.message, event.at_ms],
+        params![session, event.plugin, event.hook, event.kind.as_str(), event.message, event.at_ms],
     )?;
     tx.execute(
         "DELETE FROM plugin_events WHERE session = ?1 AND rowid NOT IN
@@ -38,7 +38,13 @@ pub(crate) fn list(conn: &Connection, session: &str) -> Result<Vec<PluginEvent>>
         "SELECT plugin, hook, kind, message, at_ms FROM plugin_events WHERE session = ?1 ORDER BY at_ms, rowid",
     )?;
     let rows = stmt.query_map([session], |r| {
-        Ok(PluginEvent { plugin: r.get(0)?, hook: r.get(1)?, kind: r.get(2)?, message: r.get(3)?, at_ms: r.get(4)? })
+        Ok(PluginEvent {
+            plugin: r.get(0)?,
+            hook: r.get(1)?,
+            kind: EventKind::parse(&r.get::<_, String>(2)?),
+            message: r.get(3)?,
+            at_ms: r.get(4)?,
+        })
     })?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
