@@ -17,7 +17,7 @@
  * translates shapes):
  * - **Sessions and turns.** The caller names the session; each `scratchpad.turn()` is one new
  *   turn of it (one `generateText` or `streamText` run, however many steps).
- * - **Injections, not persisted (seed 001).** `turn.model(model)` wraps the model with
+ * - **Injections, not persisted.** `turn.model(model)` wraps the model with
  *   `turn.middleware`, whose `transformParams` adds `Host.beforeQuery`'s injections to each
  *   model call: system placements around the system message, context placements around the
  *   last user message. Only the call's parameters change; the caller's `messages` and the
@@ -28,7 +28,7 @@
  *   API-safe names (`session.scratchpad` is `session_scratchpad`), run with `Host.callTool`.
  *   Each model call is offered the caller's tools and those the plugins offer in the turn at
  *   that moment (`scratchpad_read` once the turn has an offloaded observation).
- * - **Tool calls (seed 004).** Every tool's `execute`, the caller's and the plugins', runs
+ * - **Tool calls.** Every tool's `execute`, the caller's and the plugins', runs
  *   between `Host.beforeToolCall` (which may rewrite its input, e.g. `{{step1.path}}`, or block
  *   it: the `execute` does not run and the model reads why, as the tool's error) and
  *   `Host.afterToolResult` (whose replacement, e.g. the synthetic observation of a large
@@ -43,23 +43,9 @@
 
 import { randomUUID } from 'node:crypto';
 import { jsonSchema, tool, wrapLanguageModel } from 'ai';
-import { Host, ToolError, PluginError } from './index.mjs';
+import { Host, ToolError, PluginError, apiToolName } from './index.mjs';
 
-/**
- * The API-safe form of a plugin's tool name: model APIs accept only `^[a-zA-Z0-9_-]{1,64}$`,
- * so every other character becomes `_` and the name is cut at 64.
- */
-export function apiToolName(name) {
-  return name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || '_';
-}
-
-function join(parts) {
-  return parts.filter(Boolean).join('\n\n');
-}
-
-function escapeRegExp(text) {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+export { apiToolName };
 
 /** The text of a prompt message's text parts. */
 function textOf(message) {
@@ -75,19 +61,6 @@ function resultText(result) {
   if (typeof result === 'string') return result;
   if (result instanceof Uint8Array) return Buffer.from(result).toString('utf8');
   return JSON.stringify(result) ?? '';
-}
-
-/**
- * How `Turn._inText` renames plugin tools in a text (`pluginNames`: API-safe name → the
- * plugins' name): a whole-word match of any renamed name, longest first; null when none is.
- */
-function renaming(pluginNames) {
-  const renamed = [...pluginNames].filter(([api, original]) => api !== original);
-  if (renamed.length === 0) return null;
-  const byOriginal = new Map(renamed.map(([api, original]) => [original, api]));
-  const names = [...byOriginal.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
-  const pattern = new RegExp(`(?<![\\w.-])(${names.join('|')})(?![\\w-])(?!\\.\\w)`, 'g');
-  return { pattern, byOriginal };
 }
 
 /** A session's scratchpad in the AI SDK: make one per session, then one `turn()` per run. */
@@ -133,13 +106,15 @@ export class Scratchpad {
     });
     await this._quietly('openSession', () => this._opened, null);
     let plugins = [];
+    let names = null;
     try {
       plugins = this.host.plugins();
+      names = this.host.toolNames();
     } catch (error) {
       if (this.strict) throw error;
       this.onError(error, 'plugins');
     }
-    return new Turn(this, { sessionId: this.sessionId, turnId, contextWindow }, tools, plugins);
+    return new Turn(this, { sessionId: this.sessionId, turnId, contextWindow }, tools, plugins, names);
   }
 
   /** `work()`, its failure reported and `fallback` returned instead, unless strict. */
@@ -157,7 +132,7 @@ export class Scratchpad {
 /** One run of the agent loop: `model(...)`, `tools`, `middleware`, then `finish(text)`. */
 export class Turn {
   /** @private made by `Scratchpad.turn` */
-  constructor(scratchpad, context, callerTools, plugins) {
+  constructor(scratchpad, context, callerTools, plugins, names) {
     this._scratchpad = scratchpad;
     this._host = scratchpad.host;
     /** The turn as the host reads it. */
@@ -169,18 +144,17 @@ export class Turn {
     for (const [name, callerTool] of Object.entries(callerTools)) {
       tools[name] = this._wrap(name, callerTool);
     }
+    /** The plugins' tools as the model sees them (the host's names). */
+    this._names = names;
     const specs = [];
     for (const plugin of plugins) {
       for (const spec of plugin.tools) {
-        const name = apiToolName(spec.name);
-        // The caller's tool, or another plugin's, keeps a name both map to.
-        if (name in tools || this._pluginNames.has(name)) continue;
-        this._pluginNames.set(name, spec.name);
-        specs.push([name, spec]);
+        // The caller's tool keeps a name both use.
+        if (spec.api_name in tools) continue;
+        this._pluginNames.set(spec.api_name, spec.name);
+        specs.push([spec.api_name, spec]);
       }
     }
-    // Every name known first: a description may name any plugin tool.
-    this._renaming = renaming(this._pluginNames);
     for (const [name, spec] of specs) {
       const parameters = spec.parameters ? JSON.parse(spec.parameters) : { type: 'object' };
       tools[name] = this._wrap(
@@ -214,9 +188,7 @@ export class Turn {
 
   /** `text` with each plugin tool named as the model is offered it (`session.scratchpad` → `session_scratchpad`). */
   _inText(text) {
-    if (!this._renaming) return text;
-    const { pattern, byOriginal } = this._renaming;
-    return text.replace(pattern, (name) => byOriginal.get(name));
+    return this._names ? this._names.rewrite(text) : text;
   }
 
   /** One model call's parameters with the injections added and the tools on offer chosen. */
@@ -231,13 +203,13 @@ export class Turn {
     ]);
     let tools = params.tools;
     if (tools && offered) {
-      const names = new Set(offered.map((spec) => apiToolName(spec.name)));
+      const names = new Set(offered.map((spec) => spec.apiName));
       tools = tools.filter((t) => !this._pluginNames.has(t.name) || names.has(t.name));
     }
     if (!query) return { ...params, tools };
-    const placed = (placement) => this._inText(query.text(placement));
-    let [beforeSystem, afterSystem] = [placed('prepend-system'), placed('append-system')];
-    const [beforeContext, afterContext] = [placed('prepend-context'), placed('append-context')];
+    // The host's prompt holds the session's guidance (once) and the turn's injections.
+    const named = this._names ? query.naming(this._names) : query;
+    const [beforeContext, afterContext] = [named.text('prepend-context'), named.text('append-context')];
     const messages = [...prompt];
     if (last >= 0 && (beforeContext || afterContext)) {
       const user = messages[last];
@@ -245,17 +217,15 @@ export class Turn {
       if (beforeContext) content.unshift({ type: 'text', text: beforeContext });
       if (afterContext) content.push({ type: 'text', text: afterContext });
       messages[last] = { ...user, content };
-    } else if (last < 0) {
-      // No user message to put them around: the system prompt takes them.
-      afterSystem = join([afterSystem, beforeContext, afterContext]);
     }
-    if (beforeSystem || afterSystem) {
-      const at = messages.findIndex((m) => m.role === 'system');
-      if (at >= 0) {
-        messages[at] = { ...messages[at], content: join([beforeSystem, messages[at].content, afterSystem]) };
-      } else {
-        messages.unshift({ role: 'system', content: join([beforeSystem, afterSystem]) });
-      }
+    // With no user message to put the context around, the system prompt takes it.
+    const system = (text) => (last < 0 ? named.renderSystemOnly(text) : named.render(text, '').system);
+    const at = messages.findIndex((m) => m.role === 'system');
+    const current = at >= 0 ? messages[at].content : '';
+    const rendered = system(current);
+    if (rendered !== current) {
+      if (at >= 0) messages[at] = { ...messages[at], content: rendered };
+      else messages.unshift({ role: 'system', content: rendered });
     }
     return { ...params, prompt: messages, tools };
   }

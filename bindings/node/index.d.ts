@@ -24,6 +24,8 @@ export interface Injection {
 export interface ToolSpec {
   plugin: string;
   name: string;
+  /** The name model APIs accept: offer the tool under it (the host takes either name). */
+  apiName: string;
   description: string;
   parameters: Record<string, unknown>;
 }
@@ -31,7 +33,7 @@ export interface ToolSpec {
 /** A loaded plugin: its name, declared tools (parameters as JSON Schema text) and limits. */
 export interface PluginSummary {
   name: string;
-  tools: Array<{ name: string; description: string; parameters: string }>;
+  tools: Array<{ name: string; api_name: string; description: string; parameters: string }>;
   call_timeout_ms: number;
   memory_bytes: number;
   [limit: string]: unknown;
@@ -47,7 +49,28 @@ export declare class Prompt {
   text(placement: Placement): string;
   /** The runtime's system prompt and the user's message with the injections around them. */
   render(systemPrompt: string, message: string): { system: string; user: string };
+  /** The system prompt with every injection, for a model call with no user message. */
+  renderSystemOnly(systemPrompt: string): string;
+  /** This prompt with each tool named as a model offered `names` sees it. */
+  naming(names: ToolNames): Prompt;
 }
+
+/** Tools and the names a model sees for them: `prefix` + each tool's API name. */
+export declare class ToolNames {
+  /** Throws when two tools map to one API name, or a name is empty. */
+  constructor(tools: string[], prefix?: string);
+  /** The name the model sees for `tool`, or null. */
+  modelName(tool: string): string | null;
+  /** The tool behind a model-visible `name`, or null. */
+  tool(name: string): string | null;
+  /** `text` with each whole-word mention of a tool named as the model sees it. */
+  rewrite(text: string): string;
+  /** Every `[tool, modelName]`. */
+  items(): [string, string][];
+}
+
+/** `name` as model APIs accept it (`session.scratchpad` → `session_scratchpad`). */
+export declare function apiToolName(name: string): string;
 
 export interface OpenOptions {
   /** A configuration file (TOML), as the CLI's `--config`. */
@@ -65,6 +88,8 @@ export declare class Host {
   createSession(sessionId: string): Promise<Injection[]>;
   openSession(sessionId: string): Promise<Injection[]>;
   tools(turn: Turn): Promise<ToolSpec[]>;
+  /** The loaded tools as a model sees them: `prefix` + each tool's API name. */
+  toolNames(prefix?: string): ToolNames;
   callTool(turn: Turn, name: string, args: Arguments): Promise<string>;
   beforeToolCall(turn: Turn, name: string, args: Arguments, step: number): Promise<Record<string, unknown>>;
   afterToolResult(

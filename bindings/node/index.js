@@ -65,6 +65,15 @@ async function call(work) {
   }
 }
 
+/** A synchronous addon call, its host errors raised as their classes. */
+function callSync(work) {
+  try {
+    return work();
+  } catch (error) {
+    throw raised(error);
+  }
+}
+
 function typeName(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -111,31 +120,87 @@ function stepNumber(value) {
   return value;
 }
 
-/** Texts joined by blank lines, empty ones left out. */
-function join(parts) {
-  return parts.filter(Boolean).join('\n\n');
+/**
+ * Tools and the names a model sees for them: `prefix` + each tool's API name. The rules are
+ * the host's (Rust), shared by every runtime. Two tools with one API name throw.
+ */
+class ToolNames {
+  constructor(tools, prefix = '') {
+    if (!Array.isArray(tools) || tools.some((t) => typeof t !== 'string')) {
+      throw new TypeError(`tools must be an array of strings, not ${typeName(tools)}`);
+    }
+    str('prefix', prefix);
+    this._native = callSync(() => native.NativeToolNames.create(tools, prefix));
+  }
+
+  /** @private from the host's own */
+  static _of(handle) {
+    const names = Object.create(ToolNames.prototype);
+    names._native = handle;
+    return names;
+  }
+
+  /** The name the model sees for `tool`, or null. */
+  modelName(tool) {
+    return this._native.modelName(str('tool', tool)) ?? null;
+  }
+
+  /** The tool behind a model-visible `name`, or null. */
+  tool(name) {
+    return this._native.tool(str('name', name)) ?? null;
+  }
+
+  /** `text` with each whole-word mention of a tool named as the model sees it. */
+  rewrite(text) {
+    return this._native.rewrite(str('text', text));
+  }
+
+  /** Every `[tool, modelName]`. */
+  items() {
+    return JSON.parse(this._native.items());
+  }
 }
 
-/** What `beforeQuery` returns: the injections around the user's untouched message. */
+/** `name` as model APIs accept it (`session.scratchpad` → `session_scratchpad`). */
+function apiToolName(name) {
+  return callSync(() => native.apiToolName(str('name', name)));
+}
+
+/**
+ * What `beforeQuery` returns: the injections around the user's untouched message (the
+ * session's standing guidance among them, once), joined and rendered by the host's rules.
+ */
 class Prompt {
   constructor(injections) {
     /** `{plugin, placement, text}` each. */
     this.injections = injections;
   }
 
+  _json() {
+    return JSON.stringify(this.injections);
+  }
+
   /** The texts of one placement, joined by blank lines. */
   text(placement) {
-    return join(this.injections.filter((i) => i.placement === placement).map((i) => i.text));
+    return callSync(() => native.promptText(this._json(), str('placement', placement)));
   }
 
   /** The runtime's system prompt and the user's message with the injections around them. */
   render(systemPrompt, message) {
     str('systemPrompt', systemPrompt);
     str('message', message);
-    return {
-      system: join([this.text('prepend-system'), systemPrompt, this.text('append-system')]),
-      user: join([this.text('prepend-context'), message, this.text('append-context')]),
-    };
+    return JSON.parse(callSync(() => native.renderPrompt(this._json(), systemPrompt, message)));
+  }
+
+  /** The system prompt with every injection, for a model call with no user message. */
+  renderSystemOnly(systemPrompt) {
+    return callSync(() => native.renderSystemOnly(this._json(), str('systemPrompt', systemPrompt)));
+  }
+
+  /** This prompt with each tool named as a model offered `names` (a `ToolNames`) sees it. */
+  naming(names) {
+    if (!(names instanceof ToolNames)) throw new TypeError('names must be a ToolNames');
+    return new Prompt(this.injections.map((i) => ({ ...i, text: names.rewrite(i.text) })));
   }
 }
 
@@ -176,6 +241,15 @@ class Host {
     }
   }
 
+  /**
+   * The loaded tools as a model sees them: `prefix` + each tool's API name, for the texts that
+   * name them (`ToolNames.rewrite`, `Prompt.naming`).
+   */
+  toolNames(prefix = '') {
+    str('prefix', prefix);
+    return ToolNames._of(callSync(() => this._native.toolNames(prefix)));
+  }
+
   /** Creates the session (a `ScratchpadError` with code `session-exists` when it exists): its standing guidance. */
   async createSession(sessionId) {
     str('sessionId', sessionId);
@@ -188,13 +262,18 @@ class Host {
     return injections(await call(() => this._native.openSession(sessionId)));
   }
 
-  /** The tools offered to the model in `turn`: `{plugin, name, description, parameters}`, parameters a JSON Schema. */
+  /**
+   * The tools offered to the model in `turn`: `{plugin, name, apiName, description, parameters}`,
+   * parameters a JSON Schema. Offer each as `apiName` (the name model APIs accept); the host
+   * takes either name.
+   */
   async tools(turn) {
     const t = turnJson(turn);
     const specs = JSON.parse(await call(() => this._native.tools(t)));
     return specs.map((s) => ({
       plugin: s.plugin,
       name: s.name,
+      apiName: s.api_name,
       description: s.description,
       parameters: JSON.parse(s.parameters || '{}'),
     }));
@@ -221,8 +300,8 @@ class Host {
   }
 
   /**
-   * Every plugin's `after-tool-result`: what the model should see instead of `result` (seed
-   * 004's synthetic observation for a large one), or null.
+   * Every plugin's `after-tool-result`: what the model should see instead of `result` (the
+   * large-observation store's synthetic observation for a large one), or null.
    */
   async afterToolResult(turn, name, args, step, result, metadata = {}) {
     const t = turnJson(turn);
@@ -284,6 +363,8 @@ class Host {
 module.exports = {
   Host,
   Prompt,
+  ToolNames,
+  apiToolName,
   PLACEMENTS,
   ScratchpadError,
   ToolError,

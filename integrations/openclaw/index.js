@@ -7,7 +7,6 @@
 import manifest from "./openclaw.plugin.json" with { type: "json" };
 import { Bridge } from "./src/bridge.js";
 import { hostArgs, resolveConfig } from "./src/config.js";
-import { nameMap } from "../sidecar-js/names.js";
 import { Sidecar } from "../sidecar-js/sidecar.js";
 import { PluginState } from "./src/state.js";
 import { agentTools, componentTools } from "./src/tools.js";
@@ -22,11 +21,10 @@ function instance(pluginConfig, logger) {
   let found = globalThis[INSTANCES].get(key);
   if (!found) {
     const tools = componentTools(config.binary, args);
-    const names = nameMap(tools.map((tool) => tool.name));
     const sidecar = new Sidecar({ command: config.binary, args, requestTimeoutMs: config.requestTimeoutMs, logger });
     const state = new PluginState(`${config.database}.openclaw.json`);
-    const bridge = new Bridge({ sidecar, state, names, logger, spawnCopiesState: config.spawnCopiesState });
-    found = { tools, names, sidecar, bridge };
+    const bridge = new Bridge({ sidecar, state, logger, spawnCopiesState: config.spawnCopiesState });
+    found = { tools, sidecar, bridge };
     globalThis[INSTANCES].set(key, found);
   }
   return found;
@@ -38,20 +36,20 @@ export default {
   description: manifest.description,
   register(api) {
     const logger = api.logger ?? console;
-    const { tools, names, sidecar, bridge } = instance(api.pluginConfig ?? {}, logger);
+    const { tools, sidecar, bridge } = instance(api.pluginConfig ?? {}, logger);
     const declared = new Set(manifest.contracts.tools);
-    const offered = tools.filter((tool) => declared.has(names.toApi.get(tool.name)));
-    const undeclared = tools.filter((tool) => !declared.has(names.toApi.get(tool.name)));
+    const offered = tools.filter((tool) => declared.has(tool.api_name));
+    const undeclared = tools.filter((tool) => !declared.has(tool.api_name));
     if (undeclared.length > 0) {
       logger.warn?.(
         `scratchpad: not offered to the model because openclaw.plugin.json does not declare them in contracts.tools: ${undeclared
-          .map((tool) => names.toApi.get(tool.name))
+          .map((tool) => tool.api_name)
           .join(", ")} (run scripts/declare-tools.mjs)`,
       );
     }
     if (offered.length > 0) {
-      api.registerTool((ctx) => agentTools(offered, names, bridge, ctx), {
-        names: offered.map((tool) => names.toApi.get(tool.name)),
+      api.registerTool((ctx) => agentTools(offered, bridge, ctx), {
+        names: offered.map((tool) => tool.api_name),
       });
     }
     api.on("before_prompt_build", (event, ctx) => bridge.beforePromptBuild(event, ctx));

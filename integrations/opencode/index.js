@@ -10,7 +10,6 @@
 
 import { tool } from "@opencode-ai/plugin";
 
-import { nameMap, namesInText } from "../sidecar-js/names.js";
 import { Sidecar, describe } from "../sidecar-js/sidecar.js";
 import { zodShape } from "./src/args.js";
 import { Bridge } from "./src/bridge.js";
@@ -34,22 +33,21 @@ async function server(input, rawOptions) {
   const sidecar = new Sidecar({ command: options.binary, args: options.args, requestTimeoutMs: options.requestTimeoutMs, logger });
 
   // The components' tools, declared once: opencode asks for a plugin's tools when it loads it.
+  // Under their API names, their descriptions naming tools as the model is offered them.
   let specs = [];
-  let names = nameMap([]);
   try {
-    const { plugins } = await sidecar.request("plugins");
+    const { plugins } = await sidecar.request("plugins", { api_names: true });
     specs = plugins.flatMap((plugin) => plugin.tools);
-    names = nameMap(specs.map((spec) => spec.name));
   } catch (error) {
     specs = [];
     log("error", `the components' tools are not offered: ${describe(error)}`);
   }
-  const bridge = new Bridge({ sidecar, names, log });
+  const bridge = new Bridge({ sidecar, log });
   const tools = {};
   for (const spec of specs) {
-    const name = names.toApi.get(spec.name);
+    const name = spec.api_name;
     tools[name] = tool({
-      description: namesInText(spec.description || spec.name, names.toApi),
+      description: spec.description || name,
       args: zodShape(tool.schema, parameters(spec)),
       execute: (args, context) => bridge.callTool(name, args, context),
     });

@@ -16,19 +16,16 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const src = join(root, "integrations/openclaw/src");
 const { Bridge } = await import(join(src, "bridge.js"));
 const { hostArgs, resolveConfig } = await import(join(src, "config.js"));
-const { nameMap } = await import(join(root, "integrations/sidecar-js/names.js"));
 const { Sidecar } = await import(join(root, "integrations/sidecar-js/sidecar.js"));
 const { PluginState } = await import(join(src, "state.js"));
-const { componentTools } = await import(join(src, "tools.js"));
 
 const turns = Number(process.argv[2] ?? 100);
 const work = mkdtempSync(join(tmpdir(), "scratchpad-hooks-"));
 const config = resolveConfig({ binary: join(root, "target/debug/scratchpad"), database: join(work, "s.db") });
 const args = hostArgs(config);
-const names = nameMap(componentTools(config.binary, args).map((tool) => tool.name));
 const logger = { warn: console.warn, error: console.error };
 const sidecar = new Sidecar({ command: config.binary, args, requestTimeoutMs: 30000, logger });
-const bridge = new Bridge({ sidecar, state: new PluginState(`${config.database}.openclaw.json`), names, logger });
+const bridge = new Bridge({ sidecar, state: new PluginState(`${config.database}.openclaw.json`), logger });
 const ctx = { sessionKey: "agent:main:measure" };
 
 async function turn(i, withTool) {

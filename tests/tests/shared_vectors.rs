@@ -1,4 +1,4 @@
-//! The same scratchpad component in three runtimes (issue 7 §3): the shared test vectors
+//! The same scratchpad component in three runtimes : the shared test vectors
 //! (`tests/embed/vectors/scratchpad.json`, format in `tests/embed/README.md`) are replayed by
 //! the real Rust host over SQLite, by the Node host on jco (`tests/embed/node`) and by the
 //! Python host on wasmtime-py (`tests/embed/python`), each run here as a child process. Every

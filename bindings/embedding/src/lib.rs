@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use scratchpad_host::{Error, Host, HostConfig, Injection, Location, Origin, PluginFailure, PluginSpec, TurnContext};
+use scratchpad_host::{
+    Error, Host, HostConfig, Injection, Location, Origin, Placement, PluginFailure, PluginSpec, Prompt, TurnContext,
+};
 use serde_json::{Value, json};
 
 /// The configuration of a host over `location` (a SQLite path or a `postgres://` URL), read
@@ -97,6 +99,20 @@ pub async fn open_session(host: &Host, id: &str) -> Result<Vec<Injection>, Error
         Err(Error::SessionExists(_)) => Ok(host.session(id).await?.guidance),
         other => other,
     }
+}
+
+/// A prompt from the bindings' JSON text of its injections (`[{plugin, placement, text}]`).
+pub fn prompt(injections: &str) -> Result<Prompt, String> {
+    let injections: Vec<Injection> = serde_json::from_str(injections).map_err(|e| format!("injections: {e}"))?;
+    Ok(Prompt { injections })
+}
+
+/// A placement from its name (`prepend-system`, …).
+pub fn placement(name: &str) -> Result<Placement, String> {
+    Placement::ALL.into_iter().find(|p| p.as_str() == name).ok_or_else(|| {
+        let names: Vec<&str> = Placement::ALL.iter().map(|p| p.as_str()).collect();
+        format!("placement: `{name}` is not one of {}", names.join(", "))
+    })
 }
 
 /// Session `id`'s record and every plugin's stored state (values as text).
@@ -190,6 +206,10 @@ pub fn raised(error: &Error) -> Raised {
             Class::SessionNotFound
         }
         Error::InvalidInput { .. } | Error::UnknownTool(_) | Error::SessionExists(_) => Class::InvalidArgument,
+        Error::Conflict { session, .. } => {
+            attributes.push(("session", session.clone()));
+            Class::Storage
+        }
         Error::Other(_) => Class::Storage,
         _ => Class::Other,
     };

@@ -13,7 +13,7 @@ use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, Buffer, Result, ToNap
 use napi::{Env, Error, Status};
 use napi_derive::napi;
 use scratchpad_embedding as embedding;
-use scratchpad_host::{Host, Observation, ToolCall, TurnContext};
+use scratchpad_host::{Host, Observation, ToolCall, ToolNames, TurnContext};
 use serde_json::{Value, json};
 
 mod executor;
@@ -92,6 +92,12 @@ impl NativeHost {
     #[napi]
     pub fn close(&self) {
         self.host.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    }
+
+    /// The loaded tools as a model sees them: `prefix` + each tool's API name.
+    #[napi]
+    pub fn tool_names(&self, prefix: String) -> Result<NativeToolNames> {
+        Ok(NativeToolNames { names: self.host()?.tool_names(&prefix) })
     }
 
     /// The loaded plugins and their tools, as JSON.
@@ -226,4 +232,72 @@ impl NativeHost {
         })
         .build(env)
     }
+}
+
+/// Tools and the names a model sees for them (`scratchpad_host::ToolNames`).
+#[napi]
+pub struct NativeToolNames {
+    names: ToolNames,
+}
+
+#[napi]
+impl NativeToolNames {
+    /// The model-visible names of `tools` behind `prefix`; two tools with one API name, or an
+    /// empty name, throw.
+    #[napi(factory)]
+    pub fn create(tools: Vec<String>, prefix: String) -> Result<NativeToolNames> {
+        let names = ToolNames::new(tools.iter().map(String::as_str), &prefix).map_err(|e| invalid(e.to_string()))?;
+        Ok(NativeToolNames { names })
+    }
+
+    /// The name the model sees for `tool`, or null.
+    #[napi]
+    pub fn model_name(&self, tool: String) -> Option<String> {
+        self.names.model_name(&tool).map(str::to_owned)
+    }
+
+    /// The tool behind a model-visible `name`, or null.
+    #[napi]
+    pub fn tool(&self, name: String) -> Option<String> {
+        self.names.tool(&name).map(str::to_owned)
+    }
+
+    /// `text` with each whole-word mention of a tool named as the model sees it.
+    #[napi]
+    pub fn rewrite(&self, text: String) -> String {
+        self.names.rewrite(&text)
+    }
+
+    /// Every tool and its model-visible name, as JSON (`[[tool, name]]`).
+    #[napi]
+    pub fn items(&self) -> String {
+        to_json(self.names.iter().collect::<Vec<_>>())
+    }
+}
+
+/// `name` as model APIs accept it (`session.scratchpad` → `session_scratchpad`).
+#[napi]
+pub fn api_tool_name(name: String) -> Result<String> {
+    scratchpad_host::api_tool_name(&name).map_err(|e| invalid(e.to_string()))
+}
+
+/// The texts of one placement of a prompt (its injections as JSON), joined.
+#[napi]
+pub fn prompt_text(injections: String, placement: String) -> Result<String> {
+    let prompt = embedding::prompt(&injections).map_err(invalid)?;
+    Ok(prompt.text(embedding::placement(&placement).map_err(invalid)?))
+}
+
+/// A prompt (its injections as JSON) rendered around `system` and `message`, as JSON
+/// (`{system, user}`).
+#[napi]
+pub fn render_prompt(injections: String, system: String, message: String) -> Result<String> {
+    Ok(to_json(embedding::prompt(&injections).map_err(invalid)?.render(&system, &message)))
+}
+
+/// A prompt (its injections as JSON) rendered into `system` alone, for a call with no user
+/// message.
+#[napi]
+pub fn render_system_only(injections: String, system: String) -> Result<String> {
+    Ok(embedding::prompt(&injections).map_err(invalid)?.render_system_only(&system))
 }

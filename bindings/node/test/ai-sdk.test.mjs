@@ -2,7 +2,7 @@
 // `streamText` with tools over several steps) against a scripted OpenAI-compatible Chat
 // Completions server on loopback (tests/scripted/chat.py, SCRATCHPAD_SCRIPTED_CHAT), reached
 // through `@ai-sdk/openai-compatible`: the real wire. The model saves a plan with the
-// scratchpad tool, reads seed 004's 89 KB log through a tool of the caller's (offloaded: the
+// scratchpad tool, reads the large-observation store's 89 KB reference log through a tool of the caller's (offloaded: the
 // model sees the synthetic observation), reads line 2096 back with `scratchpad_read`, and
 // makes a call a plugin blocks.
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ import { Scratchpad, apiToolName } from '@scratchpad-dev/host/ai-sdk';
 const MARKER = 'AISDK-PLAN-9';
 const BLOCK = '[Session Scratchpad';
 
-/** Seed 004's log: exactly 89,042 bytes, its last line the one to find. */
+/** The large-observation store's reference log: exactly 89,042 bytes, its last line the one to find. */
 function bigLog() {
   const pad = (n) => String(n).padStart(2, '0');
   let log = '';
@@ -148,7 +148,7 @@ test('generateText: plan, offload, read-back and a blocked call through the midd
   assert.deepEqual(offered(sent[0]).sort(), ['echo', 'read_log', 'session_scratchpad']);
   assert.ok(offered(sent[2]).includes('scratchpad_read'));
 
-  // The log reached the model as seed 004's synthetic observation, and was read back.
+  // The log reached the model as the large-observation store's synthetic observation, and was read back.
   const toolText = (request) => request.messages.filter((m) => m.role === 'tool').map(text).join('\n');
   const observation = toolText(sent[2]);
   assert.ok(observation.length < 20_000 && observation.includes('Large observation saved'), observation.slice(0, 200));

@@ -10,7 +10,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use scratchpad_embedding::{self as embedding, Class};
-use scratchpad_host::{Error, Host, Observation, ToolCall, TurnContext};
+use scratchpad_host::{Error, Host, Observation, ToolCall, ToolNames, TurnContext};
 use serde_json::Value;
 
 create_exception!(_native, ScratchpadError, PyException, "Every error of the scratchpad host.");
@@ -189,6 +189,12 @@ impl NativeHost {
         run(py, embedding::time_in_rust(host, op, &turn, &argument, n))
     }
 
+    /// The loaded tools as a model sees them: `prefix` + each tool's API name.
+    #[pyo3(signature = (prefix=""))]
+    fn tool_names(&self, prefix: &str) -> NativeToolNames {
+        NativeToolNames { names: self.host.tool_names(prefix) }
+    }
+
     /// The session and every plugin's stored state (text values as text), as JSON.
     fn show(&self, py: Python<'_>, session: String) -> PyResult<String> {
         let host = &self.host;
@@ -196,10 +202,80 @@ impl NativeHost {
     }
 }
 
+/// Tools and the names a model sees for them (`scratchpad_host::ToolNames`).
+#[pyclass(module = "scratchpad._native", name = "ToolNames", frozen)]
+struct NativeToolNames {
+    names: ToolNames,
+}
+
+#[pymethods]
+impl NativeToolNames {
+    /// The model-visible names of `tools` behind `prefix`; two tools with one API name, or an
+    /// empty name, raise ValueError.
+    #[new]
+    #[pyo3(signature = (tools, prefix=""))]
+    fn new(tools: Vec<String>, prefix: &str) -> PyResult<Self> {
+        let names = ToolNames::new(tools.iter().map(String::as_str), prefix)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(NativeToolNames { names })
+    }
+
+    /// The name the model sees for `tool`, or None.
+    fn model_name(&self, tool: &str) -> Option<String> {
+        self.names.model_name(tool).map(str::to_owned)
+    }
+
+    /// The tool behind a model-visible `name`, or None.
+    fn tool(&self, name: &str) -> Option<String> {
+        self.names.tool(name).map(str::to_owned)
+    }
+
+    /// `text` with each whole-word mention of a tool named as the model sees it.
+    fn rewrite(&self, text: &str) -> String {
+        self.names.rewrite(text)
+    }
+
+    /// Every tool and its model-visible name.
+    fn items(&self) -> Vec<(String, String)> {
+        self.names.iter().map(|(tool, seen)| (tool.to_owned(), seen.to_owned())).collect()
+    }
+}
+
+/// `name` as model APIs accept it (`session.scratchpad` → `session_scratchpad`).
+#[pyfunction]
+fn api_tool_name(name: &str) -> PyResult<String> {
+    scratchpad_host::api_tool_name(name).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The texts of one placement of a prompt (its injections as JSON), joined.
+#[pyfunction]
+fn prompt_text(injections: &str, placement: &str) -> PyResult<String> {
+    let prompt = embedding::prompt(injections).map_err(PyValueError::new_err)?;
+    Ok(prompt.text(embedding::placement(placement).map_err(PyValueError::new_err)?))
+}
+
+/// A prompt (its injections as JSON) rendered around `system` and `message`: `(system, user)`.
+#[pyfunction]
+fn render_prompt(injections: &str, system: &str, message: &str) -> PyResult<(String, String)> {
+    let rendered = embedding::prompt(injections).map_err(PyValueError::new_err)?.render(system, message);
+    Ok((rendered.system, rendered.user))
+}
+
+/// A prompt (its injections as JSON) rendered into `system` alone, for a call with no user message.
+#[pyfunction]
+fn render_system_only(injections: &str, system: &str) -> PyResult<String> {
+    Ok(embedding::prompt(injections).map_err(PyValueError::new_err)?.render_system_only(system))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<NativeHost>()?;
+    m.add_class::<NativeToolNames>()?;
+    m.add_function(wrap_pyfunction!(api_tool_name, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt_text, m)?)?;
+    m.add_function(wrap_pyfunction!(render_prompt, m)?)?;
+    m.add_function(wrap_pyfunction!(render_system_only, m)?)?;
     m.add("ScratchpadError", py.get_type::<ScratchpadError>())?;
     m.add("ToolError", py.get_type::<ToolError>())?;
     m.add("PluginError", py.get_type::<PluginError>())?;

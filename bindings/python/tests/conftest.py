@@ -1,4 +1,4 @@
-"""What the wheel's tests share: a host on a fresh SQLite file, and seed 004's log."""
+"""What the wheel's tests share: a host on a fresh SQLite file, and the large-observation store's reference log."""
 
 import pytest
 
@@ -6,7 +6,7 @@ from scratchpad import Host
 
 
 def big_log():
-    """Seed 004's log: exactly 89,042 bytes, its last line the one to find."""
+    """The large-observation store's reference log: exactly 89,042 bytes, its last line the one to find."""
     lines = []
     for i in range(2095):
         level = "ERROR" if i % 100 == 50 else "INFO"

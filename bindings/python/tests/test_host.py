@@ -30,7 +30,7 @@ def test_a_whole_session_through_every_method(host):
     assert host.after_tool_result(t1, "fs_read", {"path": "a"}, 1, "small") is None
     replaced = host.after_tool_result(t1, "fs_read", {"path": "/var/log/big"}, 2, big_log(), {"path": "/var/log/big"})
     view = json.loads(replaced)
-    assert view["scratchpad_id"] and len(replaced) < 20_000, "seed 004's synthetic observation"
+    assert view["scratchpad_id"] and len(replaced) < 20_000, "the large-observation store's synthetic observation"
     read = json.loads(host.call_tool(t1, "scratchpad_read",
                                      {"scratchpad_id": view["scratchpad_id"], "mode": "grep", "pattern": "LAST_CRITICAL"}))
     assert read["matches"] == [{"line": 2096, "text": "ERROR 2026-04-26 23:59:59 LAST_CRITICAL_EVENT"}]

@@ -1,7 +1,7 @@
 """`scratchpad.langchain.ScratchpadMiddleware` in real LangChain 1.x agent loops
 (`langchain.agents.create_agent`) over the installed wheel's host, with a scripted chat model:
-the plugins' tools, injections that reach the model but never the agent's state, seed 004's
-offload and read-back, `{{stepN.field}}` references, refusals and blocked calls as error messages
+the plugins' tools, injections that reach the model but never the agent's state, the
+large-observation store's offload and read-back, `{{stepN.field}}` references, refusals and blocked calls as error messages
 for the model, sync and async agents. Run by `tests/tests/python_wheel.rs` with
 `requirements-test.txt` (`langchain==1.5.0`)."""
 
@@ -112,7 +112,7 @@ def test_api_names():
 
 def test_a_session_across_compaction_offload_and_read_back(host):
     """Turn 1 saves a plan with the scratchpad tool (and a refused append is only an error
-    message); turn 2 reads a huge log, which reaches the model as seed 004's synthetic
+    message); turn 2 reads a huge log, which reaches the model as the large-observation store's synthetic
     observation, greps it back with `scratchpad_read` and references `{{step1.path}}`; turn 3
     runs after LangChain's SummarizationMiddleware compacted the history, and the model still
     gets the plan. No injected text is ever saved in the agent's messages."""
@@ -166,6 +166,8 @@ def test_a_session_across_compaction_offload_and_read_back(host):
     shown = host.show("lc-thread")
     assert any(MARKER in e["text"] for e in shown["state"]), "the plan is in the host's session"
 
+    for sent in model.requests:
+        assert everything(sent).count("## Session Scratchpad") == 1, "the guidance goes once in every model call"
     request = model.requests[0]
     assert isinstance(request[0], SystemMessage)
     assert request[0].content.startswith("You are a coding agent.") and "## Session Scratchpad" in request[0].content
@@ -200,7 +202,7 @@ def test_a_session_across_compaction_offload_and_read_back(host):
     assert MARKER in text(last_human(model.requests[6])), "on every call"
     assert host.show("lc-thread")["session"]["compaction_count"] == 1, "the plugins were told, once"
 
-    # -- injected, never persisted (seed 001)
+    # -- injected, never persisted
     stored = agent.get_state(config).values["messages"]
     for messages in (first["messages"], second["messages"], third["messages"], stored):
         assert BLOCK not in everything(messages) and "## Session Scratchpad" not in everything(messages)

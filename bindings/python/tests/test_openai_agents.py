@@ -2,7 +2,7 @@
 turns, `SQLiteSession` and `OpenAIResponsesCompactionSession`) over the installed wheel's host,
 against a scripted Responses API on loopback (`AsyncOpenAI(base_url=...)`): the plugins' tools,
 injections in every request that never reach the session's stored items, compaction (forced and
-automatic) and trimming, seed 004's offload and read-back, blocked calls, and a plugin that
+automatic) and trimming, the large-observation store's offload and read-back, blocked calls, and a plugin that
 fails. Run by `tests/tests/python_wheel.rs` with `requirements-test.txt` (`openai-agents==0.24.0`)."""
 
 import asyncio
@@ -178,7 +178,7 @@ def coder(client, ran):
 
 def test_a_session_across_offload_compaction_and_trimming(host, api, client, tmp_path):
     """Turn 1 saves a plan with the scratchpad tool (a refused append is only the tool's
-    output); turn 2 reads a huge log, which reaches the model as seed 004's synthetic
+    output); turn 2 reads a huge log, which reaches the model as the large-observation store's synthetic
     observation, greps it back with `scratchpad_read` and references `{{step1.path}}`; then a
     forced compaction replaces the stored history, and turn 3 (after it) and turn 4 (with the
     history trimmed to two items) still give the model the plan. No injected text is ever
@@ -231,6 +231,8 @@ def test_a_session_across_offload_compaction_and_trimming(host, api, client, tmp
     assert "4000" in output_of(requests[1], "c-notes"), "a refusal is the tool's output for the model"
     assert results[0].final_output == "Plan saved.", "the run went on after the refusal"
     assert any(MARKER in e["text"] for e in host.show("oa-thread")["state"]), "the plan is in the host's session"
+    for request in requests:
+        assert json.dumps(request).count("## Session Scratchpad") == 1, "the guidance goes once in every model call"
     first = requests[0]
     assert first["instructions"].startswith("You are a coding agent.") and "## Session Scratchpad" in first["instructions"]
     assert "session_scratchpad" in first["instructions"] and "session.scratchpad" not in first["instructions"], \
@@ -240,7 +242,7 @@ def test_a_session_across_offload_compaction_and_trimming(host, api, client, tmp
     assert BLOCK in last_user(requests[1]) and MARKER in last_user(requests[1]), "the block is fresh on every call"
     assert last_user(requests[1]).endswith("fix the parser"), "around the user's untouched message"
 
-    # -- turn 2: seed 004's offload and read-back
+    # -- turn 2: the large-observation store's offload and read-back
     log_seen = output_of(requests[3], "c-log")
     observation = json.loads(log_seen)
     assert observation["scratchpad_id"] and "summary" in observation
@@ -265,7 +267,7 @@ def test_a_session_across_offload_compaction_and_trimming(host, api, client, tmp
     assert len([i for i in trimmed["input"] if i.get("role") == "user"]) <= 2
     assert MARKER in last_user(trimmed) and last_user(trimmed).endswith("and now?")
 
-    # -- injected, never persisted (seed 001)
+    # -- injected, never persisted
     for kept in (items, stored):
         text = json.dumps(kept)
         assert BLOCK not in text and "## Session Scratchpad" not in text and WARNING not in text
@@ -286,7 +288,7 @@ def test_a_session_across_offload_compaction_and_trimming(host, api, client, tmp
 
 
 def test_an_automatic_compaction_is_announced_before_it_happens(host, api, client, tmp_path):
-    """With the session's own decision hook due, the model call of that turn carries seed 003's
+    """With the session's own decision hook due, the model call of that turn carries the
     warning (the model can still save its state); the SDK then compacts after the turn, the
     plugins count it once, and the plan is in the next request."""
 

@@ -1,6 +1,6 @@
 //! What the hook reads from the agent's transcript (`transcript_path`, JSONL): the final
 //! assistant text of the turn (for `after_response`) and the context the last model call used
-//! (for seed 002's context line and flush warnings). Claude Code writes one JSON object per
+//! (for the context-pressure policy's context line and flush warnings). Claude Code writes one JSON object per
 //! line; an assistant line is `{"type":"assistant","message":{"content":[{"type":"text",
 //! "text":…}, …],"usage":{"input_tokens":…,"cache_creation_input_tokens":…,
 //! "cache_read_input_tokens":…,…}}, …}`. Only the file's tail is read, so a long session costs

@@ -1,7 +1,7 @@
 //! Rolling checkpoints written by the MCP client's model: the host's [`Summarizer`] over
 //! `sampling/createMessage`. Only the client has the conversation and a model, so when
 //! context-guard asks for a checkpoint of session S, the server asks the newest connected
-//! client of S that declared the `sampling` capability for seed 002's structured summary, as
+//! client of S that declared the `sampling` capability for the context-pressure policy's structured summary, as
 //! a JSON object. No such client, a declined request or an answer that is not that object is
 //! the summarizer failing: `Error::Checkpoint`, with the turn's hooks kept.
 

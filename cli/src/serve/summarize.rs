@@ -1,7 +1,7 @@
 //! Rolling checkpoints written by the sidecar's client: the host's [`Summarizer`] as a
 //! server→client JSON-RPC request, `summarize`, the way LSP servers send requests to their
 //! clients. Only the embedding runtime has the conversation and a model, so it answers with
-//! seed 002's structured summary; an error answer (or no client) is the summarizer failing,
+//! the context-pressure policy's structured summary; an error answer (or no client) is the summarizer failing,
 //! which the host reports as `Error::Checkpoint` with the turn's hooks kept.
 
 use std::collections::HashMap;

@@ -6,19 +6,18 @@
 //   node scripts/declare-tools.mjs [PLUGIN_DIR] < config.json
 //
 // where config.json is the plugin's config object (`plugins.entries.scratchpad.config`).
-// PLUGIN_DIR defaults to this package; the names written are the API-safe ones.
+// PLUGIN_DIR defaults to this package; the names written are the API names the host gives.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hostArgs, resolveConfig } from "../src/config.js";
-import { apiName } from "../../sidecar-js/names.js";
 import { componentTools } from "../src/tools.js";
 
 const pluginDir = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..");
 const input = readFileSync(0, "utf8").trim();
 const config = resolveConfig(input ? JSON.parse(input) : {});
-const tools = componentTools(config.binary, hostArgs(config)).map((tool) => apiName(tool.name));
+const tools = componentTools(config.binary, hostArgs(config)).map((tool) => tool.api_name);
 const file = join(pluginDir, "openclaw.plugin.json");
 const manifest = JSON.parse(readFileSync(file, "utf8"));
 manifest.contracts.tools = [...new Set([...manifest.contracts.tools, ...tools])];

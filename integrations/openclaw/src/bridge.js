@@ -16,10 +16,9 @@ const PLACEMENTS = {
 };
 
 export class Bridge {
-  constructor({ sidecar, state, names, logger, spawnCopiesState }) {
+  constructor({ sidecar, state, logger, spawnCopiesState }) {
     this.sidecar = sidecar;
     this.state = state;
-    this.names = names;
     this.logger = logger;
     this.spawnCopiesState = spawnCopiesState;
     this.sessions = new Map(); // session id -> Promise of its standing guidance
@@ -53,7 +52,10 @@ export class Bridge {
     return { session_id: session, turn_id: run?.turnId ?? `openclaw-${Date.now()}`, ...extra };
   }
 
-  /** `before_prompt_build` → `before_query`, the guidance and any pending compaction warning. */
+  /**
+   * `before_prompt_build` → `before_query` (the session's guidance among its injections, once)
+   * and any pending compaction warning, each tool named as the model is offered it.
+   */
   async beforePromptBuild(event, ctx) {
     const session = this.sessionOf(ctx);
     const turnId = ctx.runId ?? `openclaw-${Date.now()}`;
@@ -63,13 +65,12 @@ export class Bridge {
     const parts = { prependSystemContext: [], appendSystemContext: [], prependContext: [], appendContext: [] };
     let warnings = [];
     try {
-      const guidance = await this.ensureSession(session);
-      for (const injection of guidance) parts[PLACEMENTS[injection.placement]].push(injection.text);
+      await this.ensureSession(session);
       warnings = this.state.warnings(session);
       parts.prependContext.push(...warnings);
       const message = event.currentUserMessage ?? event.prompt ?? "";
       const turn = this.turn(session, contextWindow(ctx));
-      const { injections } = await this.sidecar.request("before_query", { turn, message });
+      const { injections } = await this.sidecar.request("before_query", { turn, message, api_names: true });
       for (const [placement, list] of Object.entries(injections)) {
         for (const injection of list) parts[PLACEMENTS[placement]].push(injection.text);
       }
@@ -90,7 +91,7 @@ export class Bridge {
     const step = run ? ++run.step : 1;
     if (run && event.toolCallId) run.steps.set(event.toolCallId, step);
     const text = JSON.stringify(event.params ?? {});
-    const call = { name: this.componentName(event.toolName), arguments: text, step };
+    const call = { name: event.toolName, arguments: text, step };
     try {
       await this.ensureSession(session);
       const { arguments: rewritten } = await this.sidecar.request("before_tool_call", { turn: this.turn(session), call });
@@ -109,12 +110,12 @@ export class Bridge {
   async callTool(ctx, apiToolName, params) {
     const session = this.sessionOf(ctx);
     await this.ensureSession(session);
-    const name = this.names.toComponent.get(apiToolName) ?? apiToolName;
     try {
       const { content, plugin } = await this.sidecar.request("tools.call", {
         turn: this.turn(session),
-        name,
+        name: apiToolName,
         arguments: params ?? {},
+        api_names: true,
       });
       return { content: [{ type: "text", text: content }], details: { plugin } };
     } catch (error) {
@@ -129,7 +130,7 @@ export class Bridge {
     const session = this.sessionOf(ctx);
     const run = this.runs.get(session);
     const step = run?.steps.get(event.toolCallId) ?? (run ? ++run.step : 1);
-    const call = { name: this.componentName(event.toolName), arguments: JSON.stringify(event.args ?? {}), step };
+    const call = { name: event.toolName, arguments: JSON.stringify(event.args ?? {}), step };
     try {
       await this.ensureSession(session);
       const { replacement, replaced_by: replacedBy } = await this.sidecar.request("after_tool_result", {
@@ -165,7 +166,10 @@ export class Bridge {
     try {
       await this.ensureSession(session);
       const extra = { ...contextWindow(ctx), ...(Number.isInteger(event.tokenCount) ? { tokens_used: event.tokenCount } : {}) };
-      const { warnings } = await this.sidecar.request("before_compaction", { turn: this.turn(session, extra) });
+      const { warnings } = await this.sidecar.request("before_compaction", {
+        turn: this.turn(session, extra),
+        api_names: true,
+      });
       this.state.addWarnings(session, warnings.map((warning) => warning.text));
     } catch (error) {
       this.logger.error?.(`scratchpad: before_compaction for ${session} failed: ${describe(error)}`);
@@ -191,10 +195,6 @@ export class Bridge {
     } catch (error) {
       this.logger.error?.(`scratchpad: creating sub-agent session ${event.childSessionKey} failed: ${describe(error)}`);
     }
-  }
-
-  componentName(toolName) {
-    return this.names.toComponent.get(toolName) ?? toolName;
   }
 }
 

@@ -5,7 +5,10 @@
 
 import { execFileSync } from "node:child_process";
 
-/** Every tool the configured components declare: `[{ plugin, name, description, parameters }]`. */
+/**
+ * Every tool the configured components declare: `[{ plugin, name, api_name, description, parameters }]`
+ * (`api_name`: the name model APIs accept, the host's own rule).
+ */
 export function componentTools(binary, args) {
   let output;
   try {
@@ -19,6 +22,7 @@ export function componentTools(binary, args) {
     plugin.tools.map((tool) => ({
       plugin: plugin.name,
       name: tool.name,
+      api_name: tool.api_name,
       description: tool.description,
       parameters: typeof tool.parameters === "string" ? JSON.parse(tool.parameters) : tool.parameters,
     })),
@@ -30,9 +34,9 @@ export function componentTools(binary, args) {
  * the model instead of behind OpenClaw's tool search: the scratchpad is only useful when the
  * model sees it.
  */
-export function agentTools(tools, names, bridge, ctx) {
+export function agentTools(tools, bridge, ctx) {
   return tools.map((tool) => {
-    const name = names.toApi.get(tool.name);
+    const name = tool.api_name;
     return {
       name,
       label: tool.name,

@@ -8,16 +8,14 @@
 //   after it are numbered from 1 in the order `tool.execute.before` sees them, so `{{stepN.field}}`
 //   and the offloaded observations agree.
 
-import { namesInText } from "../../sidecar-js/names.js";
 import { PLUGIN_FAILED, TOOL_REFUSED, describe } from "../../sidecar-js/sidecar.js";
 
 /** Sessions whose current turn is kept in memory (the oldest is dropped beyond). */
 const KEPT_SESSIONS = 1024;
 
 export class Bridge {
-  constructor({ sidecar, names, log }) {
+  constructor({ sidecar, log }) {
     this.sidecar = sidecar;
-    this.names = names;
     this.log = log;
     this.sessions = new Map(); // session id -> Promise of its standing guidance
     this.turns = new Map(); // session id -> { id, message, step, steps: Map(callID -> step), reply }
@@ -53,10 +51,6 @@ export class Bridge {
     return { session_id: session, turn_id: this.current(session).id };
   }
 
-  componentName(toolName) {
-    return this.names.toComponent.get(toolName) ?? toolName;
-  }
-
   /** `chat.message`: the user's message starts a turn. */
   chatMessage(input, output) {
     const text = (output?.parts ?? []).filter((part) => part?.type === "text").map((part) => part.text).join("\n");
@@ -64,21 +58,23 @@ export class Bridge {
   }
 
   /**
-   * `experimental.chat.system.transform`, before every model call: the session's guidance and
-   * `before_query`'s injections join the system prompt (system placements around opencode's
-   * own, context placements after it), fresh on every call and never stored in the session.
+   * `experimental.chat.system.transform`, before every model call: `before_query`'s injections
+   * (the session's guidance among them, once) join the system prompt (system placements around
+   * opencode's own, context placements after it), each tool named as the model is offered it,
+   * fresh on every call and never stored in the session.
    */
   async systemTransform(input, output) {
     const session = input?.sessionID;
     if (!session || !Array.isArray(output?.system)) return;
     try {
-      const guidance = await this.ensureSession(session);
+      await this.ensureSession(session);
       const message = this.current(session).message;
-      const { injections } = await this.sidecar.request("before_query", { turn: this.hostTurn(session), message });
-      const texts = (placement) =>
-        [...guidance.filter((i) => i.placement === placement), ...(injections[placement] ?? [])]
-          .map((i) => namesInText(i.text, this.names.toApi))
-          .filter(Boolean);
+      const { injections } = await this.sidecar.request("before_query", {
+        turn: this.hostTurn(session),
+        message,
+        api_names: true,
+      });
+      const texts = (placement) => (injections[placement] ?? []).map((i) => i.text).filter(Boolean);
       output.system.unshift(...texts("prepend-system"));
       output.system.push(...texts("append-system"), ...texts("prepend-context"), ...texts("append-context"));
     } catch (error) {
@@ -91,8 +87,12 @@ export class Bridge {
     const session = context.sessionID;
     try {
       await this.ensureSession(session);
-      const name = this.componentName(apiToolName);
-      const { content } = await this.sidecar.request("tools.call", { turn: this.hostTurn(session), name, arguments: args ?? {} });
+      const { content } = await this.sidecar.request("tools.call", {
+        turn: this.hostTurn(session),
+        name: apiToolName,
+        arguments: args ?? {},
+        api_names: true,
+      });
       return content;
     } catch (error) {
       throw new Error(describe(error));
@@ -109,7 +109,7 @@ export class Bridge {
     let rewritten = text;
     try {
       await this.ensureSession(session);
-      const call = { name: this.componentName(input.tool), arguments: text, step };
+      const call = { name: input.tool, arguments: text, step };
       ({ arguments: rewritten } = await this.sidecar.request("before_tool_call", { turn: this.hostTurn(session), call }));
     } catch (error) {
       // e.g. `{{step9.content}}` with no step 9: the call does not run and the model reads why.
@@ -119,7 +119,7 @@ export class Bridge {
     if (rewritten !== text) output.args = JSON.parse(rewritten);
   }
 
-  /** `tool.execute.after`: the model sees `after_tool_result`'s replacement (seed 004's synthetic observation). */
+  /** `tool.execute.after`: the model sees `after_tool_result`'s replacement (the large-observation store's synthetic observation). */
   async toolAfter(input, output) {
     if (typeof output?.output !== "string") return;
     const session = input.sessionID;
@@ -128,7 +128,7 @@ export class Bridge {
     const args = input.args ?? {};
     try {
       await this.ensureSession(session);
-      const call = { name: this.componentName(input.tool), arguments: JSON.stringify(args), step };
+      const call = { name: input.tool, arguments: JSON.stringify(args), step };
       const metadata = args !== null && typeof args === "object" && !Array.isArray(args) ? args : undefined;
       const { replacement } = await this.sidecar.request("after_tool_result", {
         turn: this.hostTurn(session),
@@ -143,13 +143,13 @@ export class Bridge {
     }
   }
 
-  /** `experimental.session.compacting`: seed 003's warnings join the compaction prompt's context. */
+  /** `experimental.session.compacting`: the pre-compaction warnings join the compaction prompt's context. */
   async compacting(input, output) {
     const session = input?.sessionID;
     if (!session || !Array.isArray(output?.context)) return;
     try {
       await this.ensureSession(session);
-      const { warnings } = await this.sidecar.request("before_compaction", { turn: this.hostTurn(session) });
+      const { warnings } = await this.sidecar.request("before_compaction", { turn: this.hostTurn(session), api_names: true });
       output.context.push(...warnings.map((warning) => warning.text));
     } catch (error) {
       this.log("error", `before_compaction for ${session} failed: ${describe(error)}`);

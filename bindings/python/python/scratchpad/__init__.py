@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
+from . import _native
 from ._native import (
     NativeHost,
     PluginError,
@@ -28,6 +29,8 @@ from ._native import (
     SessionNotFound,
     StorageError,
     ToolError,
+    ToolNames,
+    api_tool_name,
 )
 
 __all__ = [
@@ -41,8 +44,10 @@ __all__ = [
     "SessionNotFound",
     "StorageError",
     "ToolError",
+    "ToolNames",
     "ToolSpec",
     "Turn",
+    "api_tool_name",
 ]
 
 PLACEMENTS = ("prepend-system", "append-system", "prepend-context", "append-context")
@@ -79,33 +84,44 @@ class Injection:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool the plugins offer the model; `parameters` is its JSON Schema."""
+    """A tool the plugins offer the model; `parameters` is its JSON Schema. Offer it to a
+    model as `api_name` (the name model APIs accept); the host takes either name."""
 
     plugin: str
     name: str
     description: str
     parameters: dict
+    api_name: str = ""
 
 
 @dataclass(frozen=True)
 class Prompt:
-    """What `before_query` returns: the injections around the user's untouched message."""
+    """What `before_query` returns: the injections around the user's untouched message (the
+    session's standing guidance among them, once). Joined and rendered by the host's own
+    rules, as every runtime renders them."""
 
     injections: list = field(default_factory=list)
 
+    def _json(self) -> str:
+        return json.dumps([i.__dict__ for i in self.injections])
+
     def text(self, placement: str) -> str:
         """The texts of one placement, joined by blank lines."""
-        return "\n\n".join(i.text for i in self.injections if i.placement == placement and i.text)
+        return _native.prompt_text(self._json(), _str("placement", placement))
 
     def render(self, system_prompt: str, message: str) -> tuple:
         """The runtime's system prompt and the user's message with the injections around them:
         `(system, user)`."""
-        def join(parts):
-            return "\n\n".join(p for p in parts if p)
+        return _native.render_prompt(self._json(), _str("system_prompt", system_prompt), _str("message", message))
 
-        system = join([self.text("prepend-system"), system_prompt, self.text("append-system")])
-        user = join([self.text("prepend-context"), message, self.text("append-context")])
-        return system, user
+    def render_system_only(self, system_prompt: str) -> str:
+        """The system prompt with every injection, for a model call with no user message to
+        put the context around."""
+        return _native.render_system_only(self._json(), _str("system_prompt", system_prompt))
+
+    def naming(self, names: ToolNames) -> "Prompt":
+        """This prompt with each tool named as a model offered `names` sees it."""
+        return Prompt([Injection(i.plugin, i.placement, names.rewrite(i.text)) for i in self.injections])
 
 
 def _str(name: str, value: Any) -> str:
@@ -126,6 +142,18 @@ def _arguments(arguments: Union[str, dict]) -> str:
     if isinstance(arguments, str):
         return arguments
     raise TypeError(f"arguments must be a dict or a JSON str, not {type(arguments).__name__}")
+
+
+def _tool_spec(raw: dict) -> ToolSpec:
+    """A tool as the host lists it (`parameters` as JSON text)."""
+    parameters = raw.get("parameters") or "{}"
+    if isinstance(parameters, str):
+        try:
+            parameters = json.loads(parameters)
+        except ValueError:
+            parameters = {}
+    return ToolSpec(raw.get("plugin", ""), raw["name"], raw.get("description", ""), parameters or {},
+                    raw.get("api_name") or api_tool_name(raw["name"]))
 
 
 def _injections(text: str) -> list:
@@ -165,10 +193,12 @@ class Host:
 
     def tools(self, turn: Turn) -> list:
         """The tools offered to the model in `turn`, a list of `ToolSpec`."""
-        return [
-            ToolSpec(t["plugin"], t["name"], t["description"], json.loads(t["parameters"] or "{}"))
-            for t in json.loads(self._native.tools(_turn(turn)))
-        ]
+        return [_tool_spec(t) for t in json.loads(self._native.tools(_turn(turn)))]
+
+    def tool_names(self, prefix: str = "") -> ToolNames:
+        """The loaded tools as a model sees them: `prefix` + each tool's API name, for the
+        texts that name them (`ToolNames.rewrite`)."""
+        return self._native.tool_names(_str("prefix", prefix))
 
     def call_tool(self, turn: Turn, name: str, arguments: Union[str, dict]) -> str:
         """Runs the plugins' tool `name`: its output text. A refusal raises `ToolError` (its
@@ -192,7 +222,7 @@ class Host:
         metadata: Optional[dict] = None,
     ) -> Optional[str]:
         """Every plugin's `after-tool-result`: what the model should see instead of `result`
-        (seed 004's synthetic observation for a large one), or None."""
+        (the large-observation store's synthetic observation for a large one), or None."""
         if isinstance(result, str):
             result = result.encode()
         if not isinstance(result, (bytes, bytearray)):

@@ -19,13 +19,14 @@ plugins', this module only translates shapes:
   run with `Host.call_tool`. A refusal (`ToolError`), like any other failure of the call, is
   the tool's error text for the model (`status="error"`), not an exception that ends the run. The set follows the plugins turn by turn: `scratchpad_read`
   appears once the turn has an offloaded observation.
-- **Injections, not persisted (seed 001).** Each model call gets the session's standing guidance
-  and `Host.before_query`'s injections: system placements around the system prompt, context
-  placements around the last human message. Only the request is changed; nothing is written to
+- **Injections, not persisted.** Each model call gets `Host.before_query`'s prompt (the
+  session's standing guidance, once, and the turn's injections), rendered by the host's
+  `Prompt`: system placements around the system prompt, context placements around the last
+  human message. Only the request is changed; nothing is written to
   the agent's messages, so the scratchpad block never piles up in the history and is fresh on
   every call, including the first one after LangChain compacted the conversation. (A plugin's
   one-shot hint, such as a nudge, reaches the one call whose `before_query` produced it.)
-- **Tool calls (seed 004).** Every tool call of the agent, its own tools and the plugins', runs
+- **Tool calls and large observations.** Every tool call of the agent, its own tools and the plugins', runs
   between `Host.before_tool_call` (which may rewrite its arguments, e.g. `{{step1.path}}`, or
   block it with a `ToolError`, or fail with a `PluginError`: the call does not run and the model
   reads why) and `Host.after_tool_result` (whose replacement, e.g. the
@@ -51,7 +52,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple, Union
 
 try:
     from langchain.agents.middleware import (
@@ -74,8 +75,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "scratchpad.langchain needs LangChain 1.x: pip install 'scratchpad-host[langchain]'"
     ) from error
 
-from . import AsyncHost, Host, PluginError, ToolError, Turn
-from ._adapt import ToolNames, api_tool_name, describe, join, placed, quietly
+from . import AsyncHost, Host, PluginError, Prompt, ToolError, Turn, _tool_spec, api_tool_name
+from ._adapt import describe, quietly
 
 __all__ = ["ScratchpadMiddleware", "ScratchpadState", "api_tool_name"]
 
@@ -179,8 +180,8 @@ class ScratchpadMiddleware(AgentMiddleware):
         self.strict = strict
         self.tools = []  # the plugins' tools are added per request: they depend on the turn
         self._lock = threading.Lock()
-        self._guidance: Dict[str, list] = {}
-        self._names = ToolNames(logger)
+        self._opened: Set[str] = set()
+        self._names = self.host.tool_names()
         self._turns: "OrderedDict[Tuple[str, str], _TurnRecord]" = OrderedDict()
         self._fallback_turns: Dict[str, str] = {}
 
@@ -190,7 +191,7 @@ class ScratchpadMiddleware(AgentMiddleware):
         """Starts a turn: the thread's session (opened on first sight) and a new turn id, kept
         in the state's private keys."""
         session = self._thread_session(runtime)
-        self._session_guidance(session)
+        self._open(session)
         return {_SESSION: session, _TURN: f"lc-{uuid.uuid4().hex}"}
 
     async def abefore_agent(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
@@ -245,30 +246,26 @@ class ScratchpadMiddleware(AgentMiddleware):
             self._quietly("after_compaction", self.host.after_compaction, turn)
             compacted = summary
 
-        # The tools first: their names as the model sees them go into the injected texts.
         tools = self._plugin_tools(turn, request.tools)
-        guidance = self._session_guidance(session)
+        self._open(session)
         at, human = _last_human(request.messages)
         message = _text(human.content) if human is not None else ""
         system = [request.system_message] if request.system_message is not None else []
         tokens = _count_tokens(system + list(request.messages))
+        # The host's prompt holds the session's guidance (once) and the turn's injections;
+        # each tool is named as the model is offered it.
         prompt = self._quietly("before_query", self.host.before_query, Turn(session, turn_id, tokens, window), message)
-        injections = [
-            replace(i, text=self._names.in_text(i.text))
-            for i in list(guidance) + list(getattr(prompt, "injections", None) or [])
-        ]
+        prompt = prompt.naming(self._names) if prompt is not None else Prompt()
 
         overrides: Dict[str, Any] = {}
-        before_system, after_system = placed(injections, "prepend-system"), placed(injections, "append-system")
-        before_context, after_context = placed(injections, "prepend-context"), placed(injections, "append-context")
-        if human is not None and (before_context or after_context):
+        if human is not None and (prompt.text("prepend-context") or prompt.text("append-context")):
             messages = list(request.messages)
-            messages[at] = human.model_copy(update={"content": _around(human.content, before_context, after_context)})
+            messages[at] = human.model_copy(update={"content": _user_content(prompt, human.content)})
             overrides["messages"] = messages
-        elif human is None:  # no human message to put them around: the system prompt takes them
-            after_system = join([after_system, before_context, after_context])
-        if before_system or after_system:
-            overrides["system_message"] = _system_around(request.system_message, before_system, after_system)
+        # With no human message to put the context around, the system prompt takes it.
+        system_message = _system_message(prompt, request.system_message, with_context=human is None)
+        if system_message is not None:
+            overrides["system_message"] = system_message
 
         if tools:
             overrides["tools"] = list(request.tools) + tools
@@ -280,18 +277,17 @@ class ScratchpadMiddleware(AgentMiddleware):
         taken = {_tool_name(t) for t in present}
         tools = []
         for spec in specs:
-            name = self._names.register(spec)
-            if name is None or name in taken:
+            if spec.api_name in taken:
                 continue
-            taken.add(name)
-            tools.append(self._bind(spec, name, turn))
+            taken.add(spec.api_name)
+            tools.append(self._bind(spec, spec.api_name, turn))
         return tools
 
     def _bind(self, spec: Any, name: str, turn: Turn) -> BaseTool:
         parameters = spec.parameters if isinstance(spec.parameters, dict) and spec.parameters else {"type": "object"}
         return _PluginTool(
             name=name,
-            description=spec.description or spec.name,
+            description=self._names.rewrite(spec.description or spec.name),
             args_schema=parameters,
             scratchpad_host=self.host,
             scratchpad_turn=turn,
@@ -328,7 +324,7 @@ class ScratchpadMiddleware(AgentMiddleware):
         turn = Turn(session, turn_id)
         name = call["name"]
         if request.tool is None:  # not one of the agent's tools: a plugin's (by either name)?
-            spec = self._spec(api_tool_name(name), turn)
+            spec = self._spec(name, turn)
             if spec is not None:
                 name = spec.name
                 request = request.override(tool=self._bind(spec, call["name"], turn))
@@ -350,13 +346,13 @@ class ScratchpadMiddleware(AgentMiddleware):
         return _PreparedToolCall(request, turn, name, rewritten, step)
 
     def _spec(self, name: str, turn: Turn) -> Optional[Any]:
-        """The plugin tool offered as `name`, looked up again in `turn` when not seen yet."""
-        spec = self._names.spec(name)
-        if spec is None:
-            for candidate in self._quietly("tools", self.host.tools, turn, default=[]):
-                if self._names.register(candidate) == name:
-                    spec = candidate
-        return spec
+        """The plugin tool the model called `name` (its API name or its own), if any."""
+        own = self._names.tool(name) or name
+        for plugin in self._quietly("plugins", self.host.plugins, default=[]):
+            for raw in plugin.get("tools", []):
+                if raw.get("name") == own:
+                    return _tool_spec(raw)
+        return None
 
     def _finish_tool_call(self, prepared: _PreparedToolCall, result: Any) -> Any:
         if isinstance(result, ToolMessage):
@@ -453,18 +449,14 @@ class ScratchpadMiddleware(AgentMiddleware):
                 turn_id = self._fallback_turns.setdefault(session, f"lc-{uuid.uuid4().hex}")
         return session, turn_id
 
-    def _session_guidance(self, session: str) -> list:
-        """The session's standing guidance; the session is opened (created when missing) the
-        first time this middleware sees it."""
+    def _open(self, session: str) -> None:
+        """Opens the session (created when missing) the first time this middleware sees it."""
         with self._lock:
-            guidance = self._guidance.get(session)
-        if guidance is None:
-            guidance = self._quietly("open_session", self.host.open_session, session)
-            if guidance is None:
-                return []
+            if session in self._opened:
+                return
+        if self._quietly("open_session", self.host.open_session, session) is not None:
             with self._lock:
-                self._guidance[session] = guidance
-        return guidance
+                self._opened.add(session)
 
     def _quietly(self, hook: str, method: Callable[..., Any], *args: Any, default: Any = None) -> Any:
         """A host call whose failure is logged (raised when `strict`)."""
@@ -506,10 +498,12 @@ def _tool_text(content: Any) -> Optional[str]:
     return text if text else None
 
 
-def _around(content: Any, before: str, after: str) -> Any:
-    """`content` with `before` and `after` around it, as `Prompt.render` puts them."""
+def _user_content(prompt: Prompt, content: Any) -> Any:
+    """The user message's `content` with the prompt's context placements around it, as
+    `Prompt.render` puts them (content blocks: a text block before and after)."""
     if isinstance(content, str):
-        return join([before, content, after])
+        return prompt.render("", content)[1]
+    before, after = prompt.text("prepend-context"), prompt.text("append-context")
     blocks = list(content or [])
     if before:
         blocks.insert(0, {"type": "text", "text": before})
@@ -518,10 +512,28 @@ def _around(content: Any, before: str, after: str) -> Any:
     return blocks
 
 
-def _system_around(message: Optional[SystemMessage], before: str, after: str) -> SystemMessage:
-    if message is None:
-        return SystemMessage(content=join([before, after]))
-    return message.model_copy(update={"content": _around(message.content, before, after)})
+def _system_message(prompt: Prompt, message: Optional[SystemMessage], with_context: bool) -> Optional[SystemMessage]:
+    """The system message with the prompt's system placements around it (and its context ones
+    after, `with_context`), as `Prompt.render` puts them; None when nothing changes."""
+    def rendered(text: str) -> str:
+        return prompt.render_system_only(text) if with_context else prompt.render(text, "")[0]
+
+    content = message.content if message is not None else ""
+    if isinstance(content, str):
+        text = rendered(content)
+        if text == content:
+            return None
+        return SystemMessage(content=text) if message is None else message.model_copy(update={"content": text})
+    before = prompt.text("prepend-system")
+    after = rendered("")[len(before):].lstrip("\n") if before else rendered("")
+    if not before and not after:
+        return None
+    blocks = list(content)
+    if before:
+        blocks.insert(0, {"type": "text", "text": before})
+    if after:
+        blocks.append({"type": "text", "text": after})
+    return message.model_copy(update={"content": blocks})
 
 
 def _last_human(messages: List[AnyMessage]) -> Tuple[int, Optional[HumanMessage]]:

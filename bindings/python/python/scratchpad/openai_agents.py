@@ -15,9 +15,9 @@ shapes:
 - **Sessions and turns.** The SDK session's `session_id` is the host's session (`session_id=`
   when the run has no SDK session, else `default_session`), opened at the start of each run;
   each run is one new turn.
-- **Injections, not persisted (seed 001).** A `RunConfig.call_model_input_filter` (chained
-  after the caller's own) renders the session's guidance and `Host.before_query`'s injections
-  into every model call: system placements around the instructions, context placements as
+- **Injections, not persisted.** A `RunConfig.call_model_input_filter` (chained after the
+  caller's own) renders `Host.before_query`'s prompt (the session's guidance, once, and the
+  turn's injections) into every model call, by the host's `Prompt`: system placements around the instructions, context placements as
   user messages of their own just before and after the last user message of the input (which
   is left as it is). Only the request is changed: the SDK stores the run's items, never the
   filtered input, so no injected block reaches the session's history, and the plan is in every
@@ -29,7 +29,7 @@ shapes:
   API-safe name (`session.scratchpad` as `session_scratchpad`), enabled in the model calls
   whose turn offers it (`Host.tools`: `scratchpad_read` once the turn has an offloaded
   observation), run with `Host.call_tool`. A refusal is the tool's output for the model.
-- **Tool calls (seed 004).** Every function tool call of the agent, its own tools and the
+- **Tool calls and large observations.** Every function tool call of the agent, its own tools and the
   plugins', runs between `Host.before_tool_call` (which may rewrite its arguments, e.g.
   `{{step1.path}}`, or block it: the tool does not run and the model reads why) and
   `Host.after_tool_result` (whose replacement, e.g. the synthetic observation of a large
@@ -38,7 +38,7 @@ shapes:
   (web search, file search, computer use) are the provider's and are left alone.
 - **Replies.** The run's final output goes to `Host.after_response` (a `RunHooks.on_agent_end`
   chained before the caller's own hooks), before the run ends.
-- **Compaction (seed 003).** With an `OpenAIResponsesCompactionSession`, its own decision hook
+- **Compaction.** With an `OpenAIResponsesCompactionSession`, its own decision hook
   (`should_trigger_compaction`) is asked before each model call whether the history in that
   call's input, with the reply the call will add, is due for compaction (the SDK compacts after
   the turn); when it is, `Host.before_compaction`'s warnings go with that call, so the model can
@@ -81,8 +81,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "scratchpad.openai_agents needs the OpenAI Agents SDK: pip install 'scratchpad-host[openai-agents]'"
     ) from error
 
-from . import AsyncHost, Host, Injection, PluginError, ToolError, ToolSpec, Turn
-from ._adapt import ToolNames, describe, join, placed, quietly
+from . import AsyncHost, Host, Injection, PluginError, Prompt, ToolError, Turn, _tool_spec
+from ._adapt import describe, quietly
 
 __all__ = ["Scratchpad"]
 
@@ -98,13 +98,12 @@ _REPLY = {"type": "message", "role": "assistant", "content": [{"type": "output_t
 @dataclass
 class _Run:
     """One `Scratchpad.run`: the host's turn, the SDK session (for its compaction decision), the
-    session's guidance, the next tool step, and the tools the turn offers (asked again after
-    every tool call: an offloaded observation adds `scratchpad_read`)."""
+    next tool step, and the tools the turn offers (asked again after every tool call: an
+    offloaded observation adds `scratchpad_read`)."""
 
     session_id: str
     turn_id: str
     session: Any
-    guidance: list
     lock: threading.Lock = field(default_factory=threading.Lock)
     next_step: int = 1
     offered: Optional[Set[str]] = None
@@ -168,7 +167,7 @@ class Scratchpad:
         self.context_window = context_window
         self.default_session = default_session
         self.strict = strict
-        self._names = ToolNames(logger)
+        self._names = self.host.tool_names()
         self._lock = threading.Lock()
         self._compactions: "OrderedDict[str, _Compactions]" = OrderedDict()
 
@@ -230,8 +229,8 @@ class Scratchpad:
         """The run's turn (its session opened), and the SDK's arguments for it."""
         sdk_id = getattr(session, "session_id", None)
         chosen = sdk_id if isinstance(sdk_id, str) and sdk_id else session_id or self.default_session
-        guidance = self._quietly("open_session", self.host.open_session, chosen, default=[])
-        run = _Run(chosen, f"oa-{uuid.uuid4().hex}", session, guidance)
+        self._quietly("open_session", self.host.open_session, chosen)
+        run = _Run(chosen, f"oa-{uuid.uuid4().hex}", session)
         options = {
             "starting_agent": self.agent(starting_agent),
             "run_config": self.run_config(run_config),
@@ -251,7 +250,7 @@ class Scratchpad:
         plugins' tools added (each enabled when its turn offers it); the agents it hands off to
         (listed as agents) are copied the same way. `run` does this itself; it is public for
         callers that build their own runs around `run_config`."""
-        specs = [_spec(raw) for plugin in self._quietly("plugins", self.host.plugins, default=[])
+        specs = [_tool_spec(raw) for plugin in self._quietly("plugins", self.host.plugins, default=[])
                  for raw in plugin.get("tools", [])]
         return self._copy(agent, specs, {})
 
@@ -261,11 +260,10 @@ class Scratchpad:
         tools = [self._wrapped(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
         taken = {getattr(t, "name", None) for t in tools}
         for spec in specs:
-            name = self._names.register(spec)
-            if name is None or name in taken:
+            if spec.api_name in taken:
                 continue
-            taken.add(name)
-            tools.append(self._plugin_tool(spec, name))
+            taken.add(spec.api_name)
+            tools.append(self._plugin_tool(spec, spec.api_name))
         copy = copies[id(agent)] = agent.clone(tools=tools)
         copy.handoffs = [self._copy(h, specs, copies) if isinstance(h, Agent) else h for h in agent.handoffs]
         return copy
@@ -298,7 +296,7 @@ class Scratchpad:
         parameters = spec.parameters if isinstance(spec.parameters, dict) and spec.parameters else {"type": "object"}
         return FunctionTool(
             name=name,
-            description=self._names.in_text(spec.description or spec.name),
+            description=self._names.rewrite(spec.description or spec.name),
             params_json_schema=parameters,
             on_invoke_tool=invoke,
             strict_json_schema=False,  # the plugins' schemas have optional properties
@@ -311,8 +309,6 @@ class Scratchpad:
             if run.offered is not None:
                 return run.offered
         specs = self._quietly("tools", self.host.tools, run.turn(), default=[])
-        for spec in specs:
-            self._names.register(spec)
         offered = {spec.name for spec in specs}
         with run.lock:
             run.offered = offered
@@ -380,25 +376,23 @@ class Scratchpad:
         tokens = (len(model_data.instructions or "") + len(_json_text(items))) // _CHARS_PER_TOKEN
         turn = run.turn(tokens, self.context_window)
         warnings = self._compaction(run, turn, items)
-        self._offered(run)  # registers the tools' API names, which the texts use
         at, message = _last_user(items)
         prompt = self._quietly("before_query", self.host.before_query, turn, _content_text(message) if message else "")
-        injections = [
-            dataclasses.replace(i, text=self._names.in_text(i.text))
-            for i in [Injection("scratchpad", "prepend-context", w) for w in warnings]
-            + list(run.guidance)
+        # The host's prompt holds the session's guidance (once) and the turn's injections; the
+        # compaction warnings go first, as context. Each tool is named as the model sees it.
+        prompt = Prompt(
+            [Injection("scratchpad", "prepend-context", w) for w in warnings]
             + list(getattr(prompt, "injections", None) or [])
-        ]
-        before_system, after_system = placed(injections, "prepend-system"), placed(injections, "append-system")
-        before_context, after_context = placed(injections, "prepend-context"), placed(injections, "append-context")
+        ).naming(self._names)
+        before_context, after_context = prompt.text("prepend-context"), prompt.text("append-context")
         if message is not None:  # messages of their own: the stored items stay a subsequence of the input
             items[at:at + 1] = [_message(t) for t in [before_context] if t] + [message] + [
                 _message(t) for t in [after_context] if t
             ]
+            instructions = prompt.render(model_data.instructions or "", "")[0]
         else:  # no user message to put them around: the instructions take them
-            after_system = join([after_system, before_context, after_context])
-        instructions = join([before_system, model_data.instructions or "", after_system]) or model_data.instructions
-        return ModelInputData(input=items, instructions=instructions)
+            instructions = prompt.render_system_only(model_data.instructions or "")
+        return ModelInputData(input=items, instructions=instructions or model_data.instructions)
 
     def _compaction(self, run: _Run, turn: Turn, items: List[Any]) -> List[str]:
         """Tells the plugins about a compaction: its warnings before (when the session's decision
@@ -460,17 +454,6 @@ for _name in [n for n in vars(RunHooksBase) if n.startswith("on_") and n != "on_
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-def _spec(raw: Dict[str, Any]) -> Any:
-    """A tool as `Host.plugins` lists it, as the `ToolSpec` `Host.tools` returns."""
-    parameters = raw.get("parameters")
-    if isinstance(parameters, str):
-        try:
-            parameters = json.loads(parameters or "{}")
-        except ValueError:
-            parameters = {}
-    return ToolSpec(raw.get("plugin", ""), raw["name"], raw.get("description", ""), parameters or {})
 
 
 def _json_text(value: Any) -> str:
