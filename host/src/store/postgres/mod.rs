@@ -29,9 +29,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 
 use super::location::redact;
-use super::{
-    Backend, Claim, Commit, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
-};
+use super::{Claim, Commit, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use crate::store::backend::Backend;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Error, Result, SessionRecord};

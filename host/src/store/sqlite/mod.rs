@@ -28,9 +28,8 @@ use async_trait::async_trait;
 use contents::Contents;
 use rusqlite::Connection;
 
-use super::{
-    Backend, Claim, Commit, Head, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
-};
+use super::{Claim, Commit, Head, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use crate::store::backend::Backend;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Result, SessionRecord};
