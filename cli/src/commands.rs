@@ -6,8 +6,8 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use scratchpad_host::{Host, Location, Observation, Origin, Placement, PluginSpec, ToolCall, TurnContext};
 use serde_json::json;
 
+use crate::args::{Cli, Command, Global, SessionCommand, TurnArgs};
 use crate::output::print_json;
-use crate::{Cli, Command, Global, SessionCommand, TurnArgs};
 use scratchpad_host::terminal;
 
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {

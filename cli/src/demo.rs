@@ -5,7 +5,7 @@
 
 use scratchpad_host::{Error, Host, Observation, Origin, ToolCall, TurnContext};
 
-use crate::Global;
+use crate::args::Global;
 
 const SYSTEM_PROMPT: &str = "You are a coding agent.";
 
