@@ -131,6 +131,11 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
     assert!(block < message, "the block must come before the user's message");
     assert!(text[block..message].contains(PLAN_MARKER) && text[block..message].contains(NOTE_MARKER));
     assert!(system_prompt(&request).contains(GUIDANCE), "the standing guidance is in the system prompt");
+    assert_eq!(request.to_string().matches(GUIDANCE).count(), 1, "the guidance goes once in a model call: {request}");
+    assert!(
+        system_prompt(&request).contains("session_scratchpad") && !system_prompt(&request).contains("session.scratchpad"),
+        "the guidance names the tool as the model is offered it"
+    );
 
     // Turn 3: an 89 KB tool result reaches the model as the large-observation store's synthetic observation, and
     // scratchpad_read returns slices of it.

@@ -160,6 +160,10 @@ fn opencode_keeps_the_plan_across_runs_and_compaction_per_session() {
     assert_eq!(reply, "PLAN-SAVED");
     let first = model.turn_requests().remove(0);
     assert!(system(&first).contains("## Session Scratchpad"), "the guidance reached the model");
+    for request in model.turn_requests() {
+        let seen = request.to_string().matches("## Session Scratchpad").count();
+        assert_eq!(seen, 1, "the guidance goes once in every model call: {request}");
+    }
     assert!(
         system(&first).contains("session_scratchpad") && !system(&first).contains("session.scratchpad"),
         "naming the tool as offered"
