@@ -303,13 +303,4 @@ mod tests {
         assert_eq!(PluginFailure::Denied { power: "storage".into() }.kind().as_str(), "denied");
         assert_eq!(FailureKind::parse("quota"), None, "a quota refusal is an event, not a failure");
     }
-
-    #[test]
-    fn event_kinds_are_failure_kinds_quota_or_a_newer_hosts_name() {
-        use crate::EventKind;
-        assert_eq!(EventKind::parse("memory"), EventKind::Failure(FailureKind::Memory));
-        assert_eq!(EventKind::parse("quota"), EventKind::Quota);
-        assert_eq!(EventKind::parse("from-the-future"), EventKind::Unknown("from-the-future".into()));
-        assert_eq!(serde_json::to_value(EventKind::Quota).unwrap(), serde_json::json!("quota"));
-    }
 }

@@ -398,3 +398,16 @@ pub struct EventCount {
 pub const MAX_EVENTS_PER_SESSION: i64 = 200;
 /// Longest message kept with an event, in bytes (cut at a character boundary).
 pub const MAX_EVENT_MESSAGE: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_kinds_are_failure_kinds_quota_or_a_newer_hosts_name() {
+        assert_eq!(EventKind::parse("memory"), EventKind::Failure(crate::FailureKind::Memory));
+        assert_eq!(EventKind::parse("quota"), EventKind::Quota);
+        assert_eq!(EventKind::parse("from-the-future"), EventKind::Unknown("from-the-future".into()));
+        assert_eq!(serde_json::to_value(EventKind::Quota).unwrap(), serde_json::json!("quota"));
+    }
+}
