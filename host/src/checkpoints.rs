@@ -9,7 +9,7 @@
 //! back with [`crate::Host::latest_checkpoint`] and, when it compacts, with
 //! [`crate::Host::compaction_checkpoint`] (the context-pressure policy's fast path).
 
-use crate::capabilities::checkpoints::PendingCheckpoint;
+use crate::capabilities::call::PendingCheckpoint;
 use crate::error::{Error, Result};
 use crate::host::Host;
 pub use crate::summarizer::{Summarizer, SummaryFuture};

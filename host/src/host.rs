@@ -7,9 +7,9 @@ use serde::Serialize;
 use tokio::sync::OwnedMutexGuard;
 
 use crate::bindings::wit;
-use crate::capabilities::checkpoints::PendingCheckpoint;
-use crate::capabilities::storage::Scope;
-use crate::capabilities::tokens::Tokenizer;
+use crate::capabilities::call::PendingCheckpoint;
+use crate::capabilities::scope::Scope;
+use crate::capabilities::tokenizer::Tokenizer;
 use crate::config::{HostConfig, check_unique_names};
 use crate::error::{Error, Result};
 use crate::grants::{Hook, Power};

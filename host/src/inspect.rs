@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::capabilities::tokens::Tokenizer;
+use crate::capabilities::tokenizer::Tokenizer;
 use crate::config::{Encoding, HostConfig, PluginSource, PluginSpec};
 use crate::grants::Grants;
 use crate::sandbox::Sandbox;

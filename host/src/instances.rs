@@ -3,7 +3,7 @@
 
 use wasmtime::Store;
 
-use crate::capabilities::CallState;
+use crate::capabilities::call::CallState;
 use crate::host::Host;
 use crate::sandbox::Fresh;
 

@@ -12,8 +12,8 @@ use wasmtime::Store;
 
 use crate::bindings::Plugin;
 use crate::bindings::scratchpad::plugin::storage::StorageError;
-use crate::capabilities::CallState;
-use crate::capabilities::storage::Scope;
+use crate::capabilities::call::CallState;
+use crate::capabilities::scope::Scope;
 use crate::error::{Error, Result};
 use crate::host::{Host, from_wit_injection};
 use crate::store::{Commit, Db, Location, ScopeToRead};

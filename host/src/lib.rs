@@ -71,7 +71,7 @@ mod transaction;
 mod types;
 mod warm;
 
-pub use capabilities::tokens::Tokenizer;
+pub use capabilities::tokenizer::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
 pub use config::{
     Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, SignaturePolicy, cache_dir, data_dir,

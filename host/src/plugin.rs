@@ -9,8 +9,8 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use crate::bindings::PluginPre;
-use crate::capabilities::storage::Scope;
-use crate::capabilities::{CallState, PluginInfo};
+use crate::capabilities::call::{CallState, PluginInfo};
+use crate::capabilities::scope::Scope;
 use crate::config::{ITEM_OVERHEAD_BYTES, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_TOOLS, PluginSpec};
 use crate::error::Error;
 use crate::grants::Grants;
@@ -169,7 +169,7 @@ pub(crate) async fn load(
         )
         .await?;
     let manifest = manifest.map_err(|message| {
-        let message = crate::capabilities::log::cut(&message, MAX_REFUSAL_BYTES);
+        let message = crate::capabilities::output::cut(&message, MAX_REFUSAL_BYTES);
         refuse(format!("it refused its configuration: {message}"))
     })?;
     let tools = check_tools(&spec.name, manifest.tools).map_err(refuse)?;

@@ -17,10 +17,10 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 
 use crate::bindings::{Plugin, PluginPre, wit};
-use crate::capabilities::checkpoints::PendingCheckpoint;
-use crate::capabilities::storage::Scope;
-use crate::capabilities::tokens::Tokenizer;
-use crate::capabilities::{CallState, MemoryCapExceeded, PluginInfo, SessionScope};
+use crate::capabilities::call::{CallState, PendingCheckpoint, PluginInfo, SessionScope};
+use crate::capabilities::memory::MemoryCapExceeded;
+use crate::capabilities::scope::Scope;
+use crate::capabilities::tokenizer::Tokenizer;
 use crate::config::ITEM_OVERHEAD_BYTES;
 use crate::engine::EpochTicker;
 use crate::error::{DeadlineExceeded, Error, PluginFailure};

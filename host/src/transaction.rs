@@ -21,9 +21,8 @@
 use wasmtime::Store;
 
 use crate::bindings::{Plugin, wit};
-use crate::capabilities::checkpoints::PendingCheckpoint;
-use crate::capabilities::storage::Scope;
-use crate::capabilities::{CallState, SessionScope};
+use crate::capabilities::call::{CallState, PendingCheckpoint, SessionScope};
+use crate::capabilities::scope::Scope;
 use crate::error::{Error, Result};
 use crate::grants::Power;
 use crate::host::{Host, check_id};

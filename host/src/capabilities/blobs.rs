@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Resource;
 
 use crate::bindings::scratchpad::plugin::blobs::{BlobError, Entry, Host, NewEntry, Quota};
+use crate::capabilities::call::{CallState, SessionScope, within_deadline};
 use crate::capabilities::observation::to_wit_kind;
-use crate::capabilities::{CallState, SessionScope, within_deadline};
 use crate::resources::{MAX_READ_BYTES, ObservationData};
 use crate::store::{BlobEntry, PendingBlob, now_ms};
 

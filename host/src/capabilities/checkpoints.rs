@@ -3,7 +3,7 @@
 //! embedder's summarizer (see [`crate::checkpoints`]).
 
 use crate::bindings::scratchpad::plugin::checkpoints::{self as wit, Host};
-use crate::capabilities::{CallState, within_deadline};
+use crate::capabilities::call::{CallState, PendingCheckpoint, within_deadline};
 use crate::types::{Checkpoint, CheckpointTrigger};
 
 impl Host for CallState {
@@ -38,14 +38,6 @@ impl Host for CallState {
         let latest = within_deadline(self.deadline, scope.db.latest_checkpoint(&scope.session)).await?;
         Ok(latest.map(to_wit))
     }
-}
-
-/// A checkpoint asked for by a call, kept until the call commits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PendingCheckpoint {
-    pub(crate) trigger: CheckpointTrigger,
-    pub(crate) tokens: u64,
-    pub(crate) message_count: u32,
 }
 
 fn to_wit(c: Checkpoint) -> wit::Checkpoint {
@@ -88,9 +80,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::capabilities::PluginInfo;
-    use crate::capabilities::storage::Scope;
-    use crate::capabilities::tokens::Tokenizer;
+    use crate::capabilities::call::PluginInfo;
+    use crate::capabilities::scope::Scope;
+    use crate::capabilities::tokenizer::Tokenizer;
     use crate::config::{Encoding, Limits};
 
     fn call(summarizer_available: bool) -> CallState {

@@ -1,15 +1,12 @@
-//! The `log` import: plugin log records into the host's `tracing`, tagged with the plugin.
+//! The `log` import: plugin log records into the host's `tracing`, tagged with the plugin,
+//! within the call's log budget.
 
 use crate::bindings::scratchpad::plugin::log::{Host, Level};
-use crate::capabilities::CallState;
+use crate::capabilities::call::CallState;
+use crate::capabilities::output::{CALL_BUDGET_BYTES, cut};
 
 /// Longest message kept, in bytes; longer ones are cut on a character boundary.
 const MAX_MESSAGE_BYTES: usize = 64 << 10;
-
-/// Bytes of log records one call may emit; later records of the call are dropped (with one
-/// warning saying so), so a plugin cannot flood the host's log sink, which may block on a
-/// full pipe, from inside one call.
-pub(crate) const CALL_BUDGET_BYTES: usize = 256 << 10;
 
 impl Host for CallState {
     fn log(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
@@ -34,27 +31,5 @@ impl Host for CallState {
             tracing::warn!(target: "scratchpad::plugin", plugin, "the call's log budget of {budget} bytes is used up; its later records are dropped");
         }
         Ok(())
-    }
-}
-
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-pub(crate) fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn cutting_never_splits_a_character() {
-        assert_eq!(super::cut("héllo", 2), "h");
-        assert_eq!(super::cut("héllo", 3), "hé");
-        assert_eq!(super::cut("hi", 10), "hi");
     }
 }

@@ -1,9 +1,10 @@
 //! The `metadata` import: what a plugin publishes about the session for the runtime (the
-//! context-pressure policy's session metadata). It lives in the call's [`Scope`](super::storage::Scope) beside the
-//! plugin's storage, shares its quota, and commits with the call's other writes.
+//! context-pressure policy's session metadata). It lives in the call's
+//! [`Scope`](crate::capabilities::scope::Scope) beside the plugin's storage, shares its quota,
+//! and commits with the call's other writes.
 
 use crate::bindings::scratchpad::plugin::metadata::{Host, MetadataError};
-use crate::capabilities::CallState;
+use crate::capabilities::call::CallState;
 
 impl Host for CallState {
     fn set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), MetadataError>> {

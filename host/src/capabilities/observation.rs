@@ -4,7 +4,7 @@
 use wasmtime::component::Resource;
 
 use crate::bindings::scratchpad::plugin::observation::{ContentKind, Host, HostObservation};
-use crate::capabilities::CallState;
+use crate::capabilities::call::CallState;
 use crate::resources::MAX_READ_BYTES;
 use crate::resources::ObservationData;
 use crate::types;
