@@ -5,16 +5,26 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(feature = "oci")]
+use scratchpad_supply::Fetcher;
+use scratchpad_supply::Reference;
 use scratchpad_supply::signature::{self, Publisher};
-use scratchpad_supply::{Fetcher, Reference};
 
 use crate::config::{HostConfig, PluginSource, PluginSpec, SignaturePolicy};
+
+/// What a pull gives, in a host built without OCI sources (none is ever made).
+#[cfg(not(feature = "oci"))]
+struct Pulled {
+    bytes: Vec<u8>,
+    signature: Option<Vec<u8>>,
+}
 
 /// Longest a signature file beside a component may be; an SSH signature is well under 2 KiB.
 const MAX_SIGNATURE_BYTES: u64 = 64 << 10;
 
 /// What the host needs to get and check third-party components.
 pub(crate) struct Sources {
+    #[cfg(feature = "oci")]
     fetcher: Fetcher,
     publishers: Vec<Publisher>,
 }
@@ -34,8 +44,16 @@ pub(crate) struct Fetched {
 
 impl Sources {
     pub(crate) fn new(config: &HostConfig) -> Self {
-        let cache = config.cache_dir.clone().unwrap_or_else(crate::config::cache_dir);
-        Sources { fetcher: Fetcher::new(cache, config.lock_file.clone()), publishers: config.publishers.clone() }
+        #[cfg(feature = "oci")]
+        let fetcher = {
+            let cache = config.cache_dir.clone().unwrap_or_else(crate::config::cache_dir);
+            Fetcher::new(cache, config.lock_file.clone())
+        };
+        Sources {
+            #[cfg(feature = "oci")]
+            fetcher,
+            publishers: config.publishers.clone(),
+        }
     }
 
     /// The bytes of `spec`'s component, verified against its signature policy, or why not.
@@ -66,8 +84,17 @@ impl Sources {
         Ok(Unchecked { bytes, signature })
     }
 
+    #[cfg(feature = "oci")]
     async fn pull(&self, reference: &Reference) -> Result<scratchpad_supply::Pulled, String> {
         self.fetcher.pull(reference).await.map_err(|e| e.to_string())
+    }
+
+    #[cfg(not(feature = "oci"))]
+    async fn pull(&self, reference: &Reference) -> Result<Pulled, String> {
+        Err(format!(
+            "`{reference}` is in an OCI registry, and this host was built without OCI sources (the `oci` feature of \
+             scratchpad-host); load the component from a file"
+        ))
     }
 
     /// Checks a component's bytes against `spec`'s signature policy: the publisher whose

@@ -8,14 +8,19 @@
 //! - [`signature`]: SSH signatures (`ssh-keygen -Y sign`) over a component's bytes, checked
 //!   against the operator's publisher keys.
 //!
-//! Every bound on what a registry can make the host do is a constant of [`oci`], listed in
-//! `docs/security.md`.
+//! Every bound on what a registry can make the host do is a constant of `oci`, listed in
+//! `docs/security.md`. Pulling (`Fetcher`, the module `oci`) is the feature `oci`, on by default;
+//! without it a reference still parses and a signature still checks.
 
+#[cfg(feature = "oci")]
 mod cache;
+#[cfg(feature = "oci")]
 mod lock;
+#[cfg(feature = "oci")]
 pub mod oci;
 mod reference;
 pub mod signature;
 
+#[cfg(feature = "oci")]
 pub use oci::{Fetcher, PullError, Pulled};
 pub use reference::Reference;

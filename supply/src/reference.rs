@@ -47,6 +47,7 @@ impl Reference {
     }
 
     /// The reference as the OCI client takes it.
+    #[cfg(feature = "oci")]
     pub(crate) fn to_client(&self) -> oci_client::Reference {
         let (registry, repository) = (self.registry.clone(), self.repository.clone());
         match (&self.digest, &self.tag) {

@@ -1,7 +1,8 @@
 //! The crates a user depends on, as crates.io would serve them: `cargo package` makes the
 //! `.crate` files, they are unpacked outside the repository, and a fresh binary crate that
-//! depends on them by version (`[patch.crates-io]` points at the unpacked directories) builds
-//! and runs the embedding example; `cargo install --locked --path` of the unpacked CLI gives a
+//! depends on them by version (`[patch.crates-io]` points at the unpacked directories), with
+//! `default-features = false` (a SQLite-only host: no PostgreSQL, no OCI client), builds and
+//! runs the embedding example; `cargo install --locked --path` of the unpacked CLI gives a
 //! `scratchpad` whose `demo` works. Both builds use a toolchain with **no wasm target**: a copy
 //! of the pinned toolchain (hard links) without any `lib/rustlib/wasm32-*`, run directly, with
 //! no rustup proxy on `PATH` that could reach another one.
@@ -66,7 +67,7 @@ fn the_packaged_crates_build_and_run_outside_the_repository_with_no_wasm_target(
         consumer.join("Cargo.toml"),
         format!(
             "[package]\nname = \"consumer\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-             [dependencies]\nscratchpad-host = \"0.1\"\ntokio = {{ version = \"1\", features = [\"macros\", \
+             [dependencies]\nscratchpad-host = {{ version = \"0.1\", default-features = false }}\ntokio = {{ version = \"1\", features = [\"macros\", \
              \"rt-multi-thread\"] }}\nanyhow = \"1\"\ntempfile = \"3\"\n\n[patch.crates-io]\n{patch}\n[workspace]\n"
         ),
     )
@@ -79,6 +80,16 @@ fn the_packaged_crates_build_and_run_outside_the_repository_with_no_wasm_target(
     let mut build = toolchain.cargo(&target_dir);
     build.args(["build", "--quiet"]).args(PROFILE).current_dir(&consumer);
     run(&mut build, "building a crate that depends on the packaged scratchpad-host, with no wasm target");
+    // Without the default features the host is SQLite-only: no PostgreSQL client, no OCI
+    // client, no TLS in the consumer's tree.
+    let mut tree = toolchain.cargo(&target_dir);
+    tree.args(["tree", "--quiet", "-e", "normal", "--prefix", "none"]).current_dir(&consumer);
+    let tree = run(&mut tree, "cargo tree of the consumer");
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    for absent in ["tokio-postgres", "deadpool-postgres", "oci-client", "rustls", "reqwest"] {
+        assert!(!tree.lines().any(|line| line.starts_with(&format!("{absent} "))), "{absent} in:\n{tree}");
+    }
+    assert!(tree.lines().any(|line| line.starts_with("rusqlite ")), "{tree}");
     let example = run(&mut Command::new(target_dir.join("debug/consumer")), "running the embedding example");
     let out = String::from_utf8_lossy(&example.stdout);
     assert!(out.contains("tools for the model: [\"session.scratchpad\""), "{out}");

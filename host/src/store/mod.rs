@@ -24,6 +24,7 @@ mod entries;
 mod hot;
 pub(crate) mod location;
 pub(crate) mod migrate;
+#[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod records;
 pub(crate) mod sqlite;
@@ -67,7 +68,18 @@ impl Db {
     pub(crate) async fn open_with(location: &Location, hot_bytes: u64) -> Result<Db> {
         let backend: Arc<dyn Backend> = match location {
             Location::Sqlite(path) => Arc::new(sqlite::Sqlite::open(path).await?),
+            #[cfg(feature = "postgres")]
             Location::Postgres(url) => Arc::new(postgres::Postgres::open(url).await?),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(_) => {
+                return Err(crate::Error::invalid(
+                    "database",
+                    format!(
+                        "`{location}` is a PostgreSQL URL, and this host was built without PostgreSQL (the `postgres` \
+                         feature of scratchpad-host); use a SQLite file"
+                    ),
+                ));
+            }
         };
         let budget = if backend.peeks() { usize::try_from(hot_bytes).unwrap_or(usize::MAX) } else { 0 };
         let hot = Arc::new(HotSessions::new(budget));
