@@ -39,6 +39,18 @@ impl Prompt {
         join(self.at(placement).map(|i| i.text.as_str()))
     }
 
+    /// The session's standing `guidance` as a prompt of its own.
+    pub fn guidance(guidance: &[Injection]) -> Prompt {
+        Prompt { injections: guidance.to_vec() }
+    }
+
+    /// This prompt without the injections `given` holds: for a runtime that has the session's
+    /// standing guidance already (it keeps it in its history, or as an MCP server's
+    /// instructions), what is new in this turn.
+    pub fn besides(&self, given: &[Injection]) -> Prompt {
+        Prompt { injections: self.injections.iter().filter(|i| !given.contains(i)).cloned().collect() }
+    }
+
     /// This prompt as a model offered the tools under `names` reads it: every mention of a
     /// tool in a text names it as the model sees it ([`ToolNames::rewrite`]).
     pub fn naming(&self, names: &ToolNames) -> Prompt {
@@ -121,6 +133,20 @@ mod tests {
         };
         assert_eq!(prompt.render_system_only("You are helpful."), "You are helpful.\n\nguidance\n\n[block]\n\nafter");
         assert_eq!(Prompt::default().render_system_only(""), "");
+    }
+
+    #[test]
+    fn besides_keeps_what_is_new_in_the_turn_in_prompt_order() {
+        let guidance = vec![inj(Placement::AppendSystem, "guidance")];
+        let prompt = Prompt {
+            injections: vec![
+                guidance[0].clone(),
+                inj(Placement::AppendContext, "after"),
+                inj(Placement::PrependContext, "[block]"),
+            ],
+        };
+        assert_eq!(prompt.besides(&guidance).render_system_only(""), "[block]\n\nafter");
+        assert_eq!(Prompt::guidance(&guidance).render_system_only(""), "guidance");
     }
 
     #[test]

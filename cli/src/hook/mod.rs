@@ -18,13 +18,14 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use scratchpad_host::{Error, Host, HostConfig, InstanceAllocation, Observation, Placement, ToolCall, TurnContext};
+use scratchpad_host::{
+    Error, Host, HostConfig, InstanceAllocation, Observation, Prompt, ToolCall, ToolNames, TurnContext,
+};
 use serde_json::Value;
 
 use self::answer::Answer;
 use self::event::{Event, Kind, Runtime};
 use self::ledger::Ledger;
-use scratchpad_host::ToolNames;
 
 /// The model's context window when the agent does not say (`--context-window`'s default).
 pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
@@ -123,7 +124,7 @@ impl Hook<'_> {
             Kind::SessionStart { source } => {
                 let guidance = crate::sessions::open(&self.host, session).await?;
                 let mut parts: Vec<String> = match self.answering.guidance {
-                    true => guidance.iter().map(|i| i.text.clone()).collect(),
+                    true => vec![Prompt::guidance(&guidance).render_system_only("")],
                     false => Vec::new(),
                 };
                 if source == "compact" || source == "resume" {
@@ -134,7 +135,7 @@ impl Hook<'_> {
                     // After a compaction the model may go on without a new prompt: the
                     // scratchpad comes at once (the guidance, once, above or elsewhere).
                     let prompt = self.host.before_query(&self.with_tokens(turn), "").await?;
-                    parts.extend(besides(&prompt.injections, &guidance));
+                    parts.push(prompt.besides(&guidance).render_system_only(""));
                 }
                 parts.extend(self.take_pending()?);
                 Ok(Answer::Context(self.answering.names.rewrite(&join(parts))))
@@ -149,7 +150,7 @@ impl Hook<'_> {
                 // The standing guidance goes once, with SessionStart (or as the MCP server's
                 // instructions); the agent keeps added context in its history, so it is not
                 // repeated every turn.
-                parts.extend(besides(&prompt.injections, &guidance));
+                parts.push(prompt.besides(&guidance).render_system_only(""));
                 Ok(Answer::Context(self.answering.names.rewrite(&join(parts))))
             }
             Kind::PreToolUse { tool, input, call_id } => {
@@ -254,23 +255,7 @@ impl Hook<'_> {
     }
 }
 
-/// Injection texts in prompt order: the system placements first, then the context ones (the
-/// agent has one slot for added context).
-fn ordered(injections: &[scratchpad_host::Injection]) -> impl Iterator<Item = String> + '_ {
-    [Placement::PrependSystem, Placement::AppendSystem, Placement::PrependContext, Placement::AppendContext]
-        .into_iter()
-        .flat_map(move |placement| injections.iter().filter(move |i| i.placement == placement))
-        .map(|i| i.text.clone())
-}
-
-/// The texts of `injections` in prompt order, except the standing `guidance`.
-fn besides<'a>(
-    injections: &'a [scratchpad_host::Injection],
-    guidance: &'a [scratchpad_host::Injection],
-) -> impl Iterator<Item = String> + 'a {
-    ordered(injections).filter(|text| !guidance.iter().any(|g| g.text == *text))
-}
-
+/// The hook's texts (pending warnings, the prompt's text) joined by blank lines.
 fn join(parts: Vec<String>) -> String {
     parts.into_iter().filter(|p| !p.trim().is_empty()).collect::<Vec<_>>().join("\n\n")
 }

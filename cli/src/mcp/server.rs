@@ -114,7 +114,7 @@ impl Drop for Connection {
 /// The session `id`, created when missing: its guidance, as text.
 pub(crate) async fn open_session(host: &Host, id: &str) -> Result<String, Error> {
     let guidance = crate::sessions::open(host, id).await?;
-    Ok(guidance.into_iter().map(|i| i.text).collect::<Vec<_>>().join("\n\n"))
+    Ok(scratchpad_host::Prompt::guidance(&guidance).render_system_only(""))
 }
 
 impl Connection {
