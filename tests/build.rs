@@ -13,6 +13,8 @@ const COMPONENTS: &[Component] = &[
     Component { constant: "HOSTILE", package: "hostile-component" },
     // A plugin of the frozen 0.1.0 contract: no `permissions` export.
     Component { constant: "LEGACY", package: "legacy-component" },
+    // A plugin of the frozen 0.1.1 contract: no `view` export.
+    Component { constant: "FROZEN", package: "frozen-component" },
 ];
 
 fn main() {

@@ -1,7 +1,8 @@
 //! Plugins in other languages through the `scratchpad` binary: the Python and JavaScript plugins
 //! (`plugins/python-redactor`, `plugins/js-todo`), built from their sources with their pinned
 //! tools, load with `--plugin FILE.wasm` and from a config file's `[[plugin]]` tables, are
-//! listed by `plugins`, described by `inspect`, and do their work across CLI processes.
+//! listed by `plugins`, described by `inspect`, and do their work across CLI processes; the
+//! viewer shows the JavaScript plugin's view of its todos with no code of its own for it.
 
 use scratchpad_tests::third_party;
 
@@ -98,10 +99,10 @@ fn inspect_shows_each_components_imports_exports_and_declared_tools() {
         assert_eq!(report["ok"], true, "{report}");
         let list = |key: &str| report[key].as_array().unwrap().iter().map(|v| v.to_string()).collect::<Vec<_>>();
         let (imports, exports) = (list("imports").join(" "), list("exports").join(" "));
-        assert!(imports.contains("scratchpad:plugin/storage@0.1.1"), "{imports}");
-        assert!(imports.contains("scratchpad:plugin/tokens@0.1.1"), "{imports}");
-        for interface in ["lifecycle", "hooks", "tools", "permissions"] {
-            assert!(exports.contains(&format!("scratchpad:plugin/{interface}@0.1.1")), "{exports}");
+        assert!(imports.contains("scratchpad:plugin/storage@0.1.2"), "{imports}");
+        assert!(imports.contains("scratchpad:plugin/tokens@0.1.2"), "{imports}");
+        for interface in ["lifecycle", "hooks", "tools", "permissions", "view"] {
+            assert!(exports.contains(&format!("scratchpad:plugin/{interface}@0.1.2")), "{exports}");
         }
         assert_eq!(report["plugin"]["tools"][0]["name"], tool, "{report}");
         let asked: Vec<&str> = report["requested"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
@@ -163,4 +164,68 @@ call_timeout_ms = 5000
     assert_eq!(limits, [500, 5000, 5000], "per-plugin limits from the config: {listed}");
     let show = text(&succeeded(scratchpad(&["--config", config, "show", "s1"])).stdout);
     assert!(!show.contains("AKIAIOSFODNN7EXAMPLE"), "the secret never reached storage: {show}");
+}
+
+/// The page at `path` of the viewer whose URL (`http://ADDR/?token=T`, as `scratchpad ui`
+/// prints it) is `url`, sent with the token's cookie.
+fn viewer_page(url: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let (addr, token) = url.strip_prefix("http://").and_then(|rest| rest.split_once("/?token=")).expect("the URL");
+    let port = addr.rsplit_once(':').expect("a port").1;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nCookie: scratchpad_ui_{port}={token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+}
+
+#[test]
+fn the_viewer_renders_the_js_todo_plugins_view_beside_the_scratchpads() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let (python, js) = components(dir.path());
+    let db = dir.path().join("ui.db");
+    let flags = third_party::trusted_flags(str_of(&python), str_of(&js));
+    let run = |args: &[&str]| {
+        let mut all = vec!["--db", str_of(&db)];
+        all.extend_from_slice(args);
+        all.extend(flags.iter().map(String::as_str));
+        succeeded(scratchpad(&all))
+    };
+    run(&["session", "create", "s1"]);
+    run(&["call", "s1", "todo", r#"{"action":"add","items":["rotate the key","write the <post>"]}"#]);
+    run(&["call", "s1", "todo", r#"{"action":"done","id":1}"#]);
+    run(&["call", "s1", "session.scratchpad", r#"{"action":"set_plan","content":"1. rotate"}"#]);
+
+    let mut ui = support::command()
+        .args(["--db", str_of(&db), "ui", "--addr", "127.0.0.1:0"])
+        .args(&flags)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting scratchpad ui");
+    let mut url = String::new();
+    std::io::BufReader::new(ui.stdout.take().unwrap()).read_line(&mut url).unwrap();
+    let page = viewer_page(url.trim(), "/s/s1");
+    let _ = ui.kill();
+    let _ = ui.wait();
+
+    let open =
+        page.split("id=\"space-todo-open\"").nth(1).expect("the todo plugin's open items").split("</div>").next();
+    assert_eq!(
+        open,
+        Some("><h4>Open todos</h4><p class=\"meta\">2/20 items</p><ul><li>[ ] #2 write the &lt;post&gt;</li></ul>"),
+        "{page}"
+    );
+    let done =
+        page.split("id=\"space-todo-done\"").nth(1).expect("the todo plugin's done items").split("</div>").next();
+    assert_eq!(done, Some("><h4>Done</h4><ul><li>[x] #1 rotate the key</li></ul>"), "{page}");
+    let plan = page.split("id=\"space-scratchpad-plan\"").nth(1).expect("the scratchpad's plan").split("</div>").next();
+    assert_eq!(plan, Some("><h4>Plan</h4><p class=\"meta\">9/2000 chars</p><pre>1. rotate</pre>"), "{page}");
+    assert!(!page.contains("id=\"view-redactor\""), "the redactor has redacted nothing, so it shows no view: {page}");
 }

@@ -196,7 +196,13 @@ pub fn check(current: &str, added: &str, result: &str, limit: &TextLimit, tokens
 /// The usage of a text space, e.g. `notes 812/4000 chars` or, with a token budget,
 /// `notes 812/4000 chars, 203/2000 tokens`.
 pub fn text_usage(label: &str, text: &str, limit: &TextLimit, tokens: &impl Tokenizer) -> String {
-    let mut usage = format!("{label} {}/{} chars", char_count(text), limit.max_chars);
+    format!("{label} {}", text_budget(text, limit, tokens))
+}
+
+/// A text space's use of its budget without its name, e.g. `812/4000 chars` (what the
+/// component's view shows beside the space).
+pub fn text_budget(text: &str, limit: &TextLimit, tokens: &impl Tokenizer) -> String {
+    let mut usage = format!("{}/{} chars", char_count(text), limit.max_chars);
     if let Some(max) = limit.max_tokens {
         usage.push_str(&format!(", {}/{max} tokens", tokens.count(text)));
     }
@@ -205,7 +211,12 @@ pub fn text_usage(label: &str, text: &str, limit: &TextLimit, tokens: &impl Toke
 
 /// The usage of the refs space, e.g. `refs 3/50 items`.
 pub fn refs_usage(count: usize, max: usize) -> String {
-    format!("refs {count}/{max} items")
+    format!("refs {}", refs_budget(count, max))
+}
+
+/// The refs space's use of its capacity without its name, e.g. `3/50 items`.
+pub fn refs_budget(count: usize, max: usize) -> String {
+    format!("{count}/{max} items")
 }
 
 #[cfg(test)]

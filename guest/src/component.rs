@@ -3,8 +3,8 @@
 //! runs in a fresh instance).
 
 use scratchpad_plugin_sdk::{
-    HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, Power, SessionInfo, SessionSetup, ToolError,
-    ToolOutput, ToolSpec, Turn, export_plugin,
+    HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, Power, Section, SessionInfo, SessionSetup,
+    ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
 };
 
 use crate::{Config, Scratchpad};
@@ -67,6 +67,10 @@ impl Plugin for Component {
     fn call_tool(turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
         let fallback = Err(ToolError::Failed("the scratchpad's configuration is invalid".into()));
         with(fallback, |pad| pad.call_tool(&turn, &name, &arguments))
+    }
+
+    fn describe() -> Vec<Section> {
+        with(Vec::new(), |pad| pad.describe())
     }
 }
 

@@ -4,8 +4,11 @@
 //! `notepad_tools.rs`, the nudges in `nudges.rs`; this file routes and applies `enabled`.
 
 use scratchpad_plugin_sdk::{
-    Injection, Manifest, Origin, SessionInfo, SessionSetup, Storage, Tokenizer, ToolError, ToolOutput, ToolSpec, Turn,
+    Injection, Manifest, Origin, Section, SessionInfo, SessionSetup, Storage, Tokenizer, ToolError, ToolOutput,
+    ToolSpec, Turn, section,
 };
+
+use crate::budget::{self, TextLimit};
 
 use crate::config::{Config, Surface};
 use crate::inject;
@@ -45,6 +48,21 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
     /// The current contents of the three spaces.
     pub fn spaces(&self) -> Spaces {
         Spaces::load(self.storage)
+    }
+
+    /// `describe` (the component's view): the plan, the notes and the references, each with its
+    /// use of its budget as the tools report it, under the keys `plan`, `notes` and `refs`
+    /// (which the host's OpenClaw export maps). Empty spaces are shown too, at 0 of their budget.
+    pub fn describe(&self) -> Vec<Section> {
+        let Spaces { notes, plan, refs } = self.spaces();
+        let plan_usage = budget::text_budget(&plan, &TextLimit::plan(self.config), self.tokens);
+        let notes_usage = budget::text_budget(&notes, &TextLimit::notes(self.config), self.tokens);
+        let refs_usage = budget::refs_budget(refs.len(), self.config.refs_max_items);
+        vec![
+            section::text("Plan", "plan", plan, Some(plan_usage)),
+            section::text("Notes", "notes", notes, Some(notes_usage)),
+            section::items("References", "refs", refs, Some(refs_usage)),
+        ]
     }
 
     /// `before-session-create`: the guidance for each offered surface, and whether to inherit

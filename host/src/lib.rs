@@ -69,6 +69,7 @@ pub mod terminal;
 mod timestamp;
 mod transaction;
 mod types;
+mod view;
 mod warm;
 
 pub use capabilities::tokenizer::Tokenizer;
@@ -98,4 +99,8 @@ pub use timestamp::iso8601;
 pub use types::{
     ContentKind, Injection, Observation, ObservationView, Origin, Placement, ToolCall, ToolError, ToolErrorKind,
     ToolOutput, ToolSpec, TurnContext,
+};
+pub use view::{
+    MAX_ITEM_BYTES, MAX_ITEMS, MAX_KEY_BYTES, MAX_SECTIONS, MAX_TITLE_BYTES, MAX_USAGE_BYTES, PluginView,
+    SectionContent, ViewSection,
 };

@@ -21,10 +21,10 @@ use crate::types::ToolSpec;
 use crate::warm::WarmPool;
 
 /// The contract a component must implement.
-pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.1";
+pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.2";
 
 /// The export through which a plugin asks for its powers (new in 0.1.1; optional).
-const PERMISSIONS: &str = "scratchpad:plugin/permissions@0.1.1";
+const PERMISSIONS: &str = "scratchpad:plugin/permissions@0.1.2";
 
 /// Most power names a plugin may ask for in one answer (each power once; a few to spare for
 /// names a newer contract adds, which are refused by name).
@@ -49,6 +49,9 @@ pub(crate) struct LoadedPlugin {
     pub(crate) requested: Option<Grants>,
     /// The publisher whose signature was verified, if one was.
     pub(crate) signed_by: Option<String>,
+    /// Its `view.describe` function (`None`: a component without the `view` export, new in
+    /// 0.1.2, which shows nothing).
+    pub(crate) view: Option<wasmtime::component::ComponentExportIndex>,
 }
 
 /// What `scratchpad plugins` and `inspect` show about a plugin.
@@ -149,6 +152,7 @@ pub(crate) async fn load(
     })?;
 
     let requested = ask_permissions(sandbox, &component, &pre, spec).await?;
+    let view = crate::view::describe_export(&component).map_err(refuse)?;
     let grants = crate::grants::settle(requested, spec.grants).map_err(refuse)?;
     let info = Arc::new(PluginInfo {
         name: spec.name.clone(),
@@ -184,7 +188,7 @@ pub(crate) async fn load(
         )));
     }
     let warm = WarmPool::new(warm_instances);
-    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm, identity, requested, signed_by })
+    Ok(LoadedPlugin { info, pre, tools, last_memory: Default::default(), warm, identity, requested, signed_by, view })
 }
 
 /// What the component asks for through its `permissions` export, or `None` when it has none

@@ -110,6 +110,53 @@ impl Sandbox {
         }
     }
 
+    /// Calls the function `export` with no arguments in a fresh instance (an optional export of
+    /// a newer contract that the generated bindings do not hold, e.g. `view.describe`), with
+    /// `scope` as the plugin's storage, within the plugin's limits, and returns its value.
+    /// Whatever the call writes is dropped with its instance. The value's bounds and the
+    /// output cap are the caller's to check.
+    pub(crate) async fn call_read_only<R>(
+        &self,
+        pre: &PluginPre<CallState>,
+        plugin: &Arc<PluginInfo>,
+        scope: Scope,
+        session_scope: Option<SessionScope>,
+        hook: &str,
+        export: &wasmtime::component::ComponentExportIndex,
+    ) -> Result<R, Error>
+    where
+        R: wasmtime::component::ComponentType + wasmtime::component::Lift + Send + Sync + 'static,
+    {
+        let span = tracing::debug_span!("plugin_call", plugin = %plugin.name, hook);
+        async move {
+            let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
+            let failed = |failure: PluginFailure| {
+                tracing::warn!(plugin = %plugin.name, hook, %failure, "plugin call failed");
+                Error::Plugin { plugin: plugin.name.clone(), hook: hook.to_owned(), failure }
+            };
+            let mut store = self.store(plugin);
+            let instance = match pre.instance_pre().instantiate_async(&mut store).await {
+                Ok(instance) => instance,
+                Err(error) => return Err(failed(classify(&error, plugin, store.data().stderr_tail()))),
+            };
+            let func = instance.get_typed_func::<(), (R,)>(&mut store, export).map_err(|e| {
+                failed(PluginFailure::Contract(format!("its `{hook}` export does not have the contract's type: {e:#}")))
+            })?;
+            let state = store.data_mut();
+            state.scope = scope;
+            state.session = session_scope;
+            arm_deadline(&mut store, plugin.limits.call_timeout);
+            let result = func.call_async(&mut store, ()).await;
+            store.data().flush_stdio();
+            match result {
+                Ok((value,)) => Ok(value),
+                Err(error) => Err(failed(classify(&error, plugin, store.data().stderr_tail()))),
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
     /// Runs `f` on the instance `fresh` gives (or on one made now when it gives none), with
     /// `scope` as the plugin's storage. `fresh` is asked only once the call holds its permit,
     /// so an instance is never held by a call that is still waiting to run. On success returns

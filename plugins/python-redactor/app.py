@@ -30,6 +30,7 @@ import re
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports.lifecycle import Manifest
+from wit_world.exports.view import Content_Items, Section
 from wit_world.imports import config, log, storage, tokens
 from wit_world.imports.types import (
     Injection,
@@ -155,6 +156,18 @@ class Permissions(exports.Permissions):
             "log",
             "config",
         ]
+
+
+class View(exports.View):
+    def describe(self):
+        """What it has redacted in this session, by kind (the host's viewer shows it); nothing
+        is written. No section before the first redaction."""
+        counts = [(key.removeprefix("count/"), int(storage.get(key) or b"0")) for key in storage.keys("count/")]
+        if not counts:
+            return []
+        items = [f"{kind}: {count}" for kind, count in counts]
+        total = sum(count for _, count in counts)
+        return [Section("Secrets redacted", "redactions", Content_Items(items), f"{total} redacted")]
 
 
 class Lifecycle(exports.Lifecycle):

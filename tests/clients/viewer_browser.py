@@ -115,9 +115,9 @@ def main():
             check("an unknown session is 404", status(base + "/s/no-such-session", auth) == 404)
 
             link.click()
-            plan = driver.find_element(By.CSS_SELECTOR, "#space-plan pre").text
+            plan = driver.find_element(By.CSS_SELECTOR, "#space-scratchpad-plan pre").text
             check("the session page shows the plan", "1. reproduce the crash" in plan and "2. fix parse()" in plan, plan)
-            notes = driver.find_element(By.CSS_SELECTOR, "#space-notes pre").text
+            notes = driver.find_element(By.CSS_SELECTOR, "#space-scratchpad-notes pre").text
             check("a note holding <script> shows as text", notes == NOTE, notes)
             check("...and its script never ran", driver.execute_script("return window.pwned") is None)
             events = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#events tr")][1:]
@@ -160,7 +160,7 @@ def main():
             started = time.monotonic()
             # (The element read may be swapped out between finding and reading it: try again.)
             WebDriverWait(driver, 2, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(
-                lambda d: "3. ship it" in d.find_element(By.CSS_SELECTOR, "#space-plan pre").text)
+                lambda d: "3. ship it" in d.find_element(By.CSS_SELECTOR, "#space-scratchpad-plan pre").text)
             check(f"another process's set_plan shows within 2 s ({time.monotonic() - started:.2f} s)", True)
             check("...without a reload", driver.execute_script("return window.marker") == 42)
 

@@ -73,7 +73,7 @@ main{padding:1em 1.5em;max-width:72em}h1{font-size:1.4em}h2{font-size:1.1em;marg
 table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;padding:.35em .6em;\
 border-bottom:1px solid #e3e3e3;vertical-align:top}th{background:#f0f0f0}\
 pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #e3e3e3;padding:.6em;margin:.3em 0}\
-.meta{color:#666}.bar{background:#e3e3e3;height:.5em;width:12em;display:inline-block}\
+.meta{color:#666}.error{color:#b00}.bar{background:#e3e3e3;height:.5em;width:12em;display:inline-block}\
 .bar>span{background:#3478f6;height:100%;display:block}.over>span{background:#d33}\
 .block{border-left:3px solid #3478f6;padding-left:.8em;margin:1em 0}\
 input{font:inherit;padding:.3em}";

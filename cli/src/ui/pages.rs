@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use scratchpad_host::{BlobEntry, Error, Host, PluginSource, PluginSpec, SessionRecord, StateEntry};
+use scratchpad_host::{
+    BlobEntry, Error, Host, PluginSource, PluginSpec, PluginView, SectionContent, SessionRecord, StateEntry,
+};
 
 use super::html::{bytes, esc, time, url};
 use super::reader;
@@ -111,6 +113,7 @@ async fn record(host: &Host, id: &str) -> anyhow::Result<Option<SessionRecord>> 
 pub(crate) async fn session(host: &Host, id: &str) -> anyhow::Result<Option<Page>> {
     let Some(record) = record(host, id).await? else { return Ok(None) };
     let state = host.state(id).await?;
+    let views = host.view(id).await?;
     let mut main = format!("<h1>Session {}</h1>", esc(id));
     let _ = write!(
         main,
@@ -122,7 +125,7 @@ pub(crate) async fn session(host: &Host, id: &str) -> anyhow::Result<Option<Page
         time(record.created_at),
         time(record.updated_at.max(record.created_at)),
     );
-    memory(host, &state, &mut main);
+    memory(host, &views, &state, &mut main);
     prompt(host, id, &mut main).await;
     observations(id, &host.observations(id).await?, &mut main);
     events(host, id, &mut main).await?;
@@ -135,36 +138,45 @@ fn origin(record: &SessionRecord) -> String {
     record.origin.to_string()
 }
 
-/// The scratchpad's spaces, then every plugin's stored keys with its use of its storage quota
-/// and key cap (the limits the host enforces).
-fn memory(host: &Host, state: &[StateEntry], main: &mut String) {
+/// What every plugin shows of its state (its view: each section's title, text or list, and
+/// usage, rendered the same for any plugin, from [`Host::view`]), then every plugin's stored
+/// keys with their sizes against its storage quota and key cap (the limits the host enforces).
+/// A plugin whose view failed shows its error in its place; the others still show.
+fn memory(host: &Host, views: &[PluginView], state: &[StateEntry], main: &mut String) {
     main.push_str("<h2>Working memory</h2>");
-    let value = |key: &str| {
-        state
-            .iter()
-            .find(|e| e.plugin == "scratchpad" && e.key == key)
-            .map(|e| String::from_utf8_lossy(&e.value).into_owned())
-    };
-    for (key, label) in [("plan", "Plan"), ("notes", "Notes (the notepad)")] {
-        let text = value(key).unwrap_or_default();
-        let _ = write!(
-            main,
-            "<div class=\"space\" id=\"space-{key}\"><h3>{label}</h3><p class=\"meta\">{} chars · {} tokens</p><pre>{}</pre></div>",
-            text.chars().count(),
-            host.count_tokens(&text),
-            esc(&text)
-        );
+    for view in views {
+        let _ = write!(main, "<div class=\"view\" id=\"view-{}\"><h3>{}</h3>", esc(&view.plugin), esc(&view.plugin));
+        if let Some(error) = &view.error {
+            let _ = write!(main, "<p class=\"error\">its view failed: {}</p>", esc(error));
+        }
+        for section in &view.sections {
+            let _ = write!(
+                main,
+                "<div class=\"space\" id=\"space-{}-{}\"><h4>{}</h4>",
+                esc(&view.plugin),
+                esc(&section.key),
+                esc(&section.title)
+            );
+            if let Some(usage) = &section.usage {
+                let _ = write!(main, "<p class=\"meta\">{}</p>", esc(usage));
+            }
+            match &section.content {
+                SectionContent::Text(text) => {
+                    let _ = write!(main, "<pre>{}</pre>", esc(text));
+                }
+                SectionContent::Items(items) => {
+                    main.push_str("<ul>");
+                    for item in items {
+                        let _ = write!(main, "<li>{}</li>", esc(item));
+                    }
+                    main.push_str("</ul>");
+                }
+                _ => {}
+            }
+            main.push_str("</div>");
+        }
+        main.push_str("</div>");
     }
-    let refs: Vec<String> = value("refs").and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
-    let _ = write!(
-        main,
-        "<div class=\"space\" id=\"space-refs\"><h3>References</h3><p class=\"meta\">{} items</p><ul>",
-        refs.len()
-    );
-    for item in &refs {
-        let _ = write!(main, "<li>{}</li>", esc(item));
-    }
-    main.push_str("</ul></div>");
 
     let mut by_plugin: BTreeMap<&str, Vec<&StateEntry>> = BTreeMap::new();
     for entry in state {

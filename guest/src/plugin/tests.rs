@@ -133,3 +133,25 @@ fn a_storage_failure_is_a_failed_error_and_writes_nothing() {
     assert!(matches!(result, Err(ToolError::Failed(m)) if m.contains("quota")));
     assert!(storage.writes.is_empty() && storage.inner.entries.is_empty());
 }
+
+#[test]
+fn the_view_shows_plan_notes_and_refs_with_their_usage_under_their_keys() {
+    use scratchpad_plugin_sdk::Content;
+    let mut h = Harness::new("{}");
+    h.ok("session.scratchpad", r#"{"action": "set_plan", "content": "1. read"}"#);
+    h.ok("session.scratchpad", r#"{"action": "append_notes", "content": "héllo"}"#);
+    h.ok("session.scratchpad", r#"{"action": "refs.add", "ref": "src/a.rs"}"#);
+    let view = h.pad().describe();
+    let shown: Vec<_> = view.iter().map(|s| (s.title.as_str(), s.key.as_str(), s.usage.as_deref())).collect();
+    assert_eq!(
+        shown,
+        [
+            ("Plan", "plan", Some("7/2000 chars")),
+            ("Notes", "notes", Some("5/4000 chars")),
+            ("References", "refs", Some("1/50 items"))
+        ]
+    );
+    assert!(matches!(&view[0].content, Content::Text(t) if t == "1. read"));
+    assert!(matches!(&view[1].content, Content::Text(t) if t == "héllo"));
+    assert!(matches!(&view[2].content, Content::Items(i) if i == &["src/a.rs"]));
+}

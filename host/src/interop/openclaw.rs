@@ -16,7 +16,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::{Error, Host, Origin, TurnContext};
+use crate::{Error, Host, Origin, SectionContent, TurnContext};
 
 mod jsonl;
 mod store;
@@ -167,15 +167,28 @@ impl Host {
         self.inner.db.record_counters(id, compactions, tokens).await
     }
 
-    /// The scratchpad plugin's three spaces in `id`, read from its stored keys.
+    /// The scratchpad plugin's three spaces in `id`, as its view shows them (the sections keyed
+    /// `notes`, `plan` and `refs`): the host never reads a plugin's storage, so a component that
+    /// keeps them differently, or a replacement that shows the same keys, exports the same.
+    /// Without the plugin (or a view) every space is `None`; a failed view is the plugin's error.
     pub(crate) async fn scratchpad_state(&self, id: &str) -> crate::Result<SessionFile> {
         let mut state = SessionFile::default();
-        for entry in self.state(id).await?.into_iter().filter(|e| e.plugin == PLUGIN) {
-            let text = String::from_utf8_lossy(&entry.value).into_owned();
-            match entry.key.as_str() {
-                "notes" => state.notes = Some(text),
-                "plan" => state.plan = Some(text),
-                "refs" => state.refs = serde_json::from_str(&text).ok(),
+        let Some(view) = self.view(id).await?.into_iter().find(|v| v.plugin == PLUGIN) else { return Ok(state) };
+        if let Some(message) = view.error {
+            return Err(match view.failure {
+                Some(failure) => Error::Plugin { plugin: view.plugin, hook: crate::view::HOOK.to_owned(), failure },
+                None => anyhow::anyhow!(message).into(),
+            });
+        }
+        for section in view.sections {
+            let items = || match &section.content {
+                SectionContent::Items(items) => items.clone(),
+                SectionContent::Text(text) => text.lines().map(str::to_owned).collect(),
+            };
+            match section.key.as_str() {
+                "notes" => state.notes = Some(section.content.to_text()),
+                "plan" => state.plan = Some(section.content.to_text()),
+                "refs" => state.refs = Some(items()),
                 _ => {}
             }
         }
@@ -183,7 +196,7 @@ impl Host {
     }
 
     /// Session `id`'s scratchpad as markdown (`## Notes`, `## Plan`, `## Refs`; empty spaces
-    /// left out), read from the scratchpad plugin's stored state without running a turn.
+    /// left out), from the scratchpad plugin's view, without running a turn.
     pub async fn render_scratchpad(&self, id: &str) -> crate::Result<String> {
         let state = self.scratchpad_state(id).await?;
         let mut parts = Vec::new();

@@ -1,2 +1,2 @@
-/** @module Interface scratchpad:plugin/config@0.1.1 **/
+/** @module Interface scratchpad:plugin/config@0.1.2 **/
 export function get(): string;

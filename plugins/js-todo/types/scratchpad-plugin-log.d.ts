@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/log@0.1.1 **/
+/** @module Interface scratchpad:plugin/log@0.1.2 **/
 export function log(level: Level, message: string): void;
 /**
  * # Variants

@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/observation@0.1.1 **/
+/** @module Interface scratchpad:plugin/observation@0.1.2 **/
 /**
  * # Variants
  * 

@@ -1,3 +1,3 @@
-/** @module Interface scratchpad:plugin/tokens@0.1.1 **/
+/** @module Interface scratchpad:plugin/tokens@0.1.2 **/
 export function count(text: string): number;
 export function encoding(): string;

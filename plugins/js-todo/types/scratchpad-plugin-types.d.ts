@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/types@0.1.1 **/
+/** @module Interface scratchpad:plugin/types@0.1.2 **/
 export interface ToolSpec {
   name: string,
   description: string,

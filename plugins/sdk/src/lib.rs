@@ -53,6 +53,7 @@ pub mod bindings {
 }
 
 pub use bindings::exports::scratchpad::plugin::lifecycle::Manifest;
+pub use bindings::exports::scratchpad::plugin::view::{Content, Section};
 pub use bindings::scratchpad::plugin::blobs::{self, BlobError, Entry, NewEntry};
 pub use bindings::scratchpad::plugin::log::Level;
 pub use bindings::scratchpad::plugin::observation::{ContentKind, Observation};
@@ -148,6 +149,35 @@ pub trait Plugin {
         let _ = (turn, arguments);
         Err(ToolError::UnknownTool(format!("this plugin offers no tool named `{name}`")))
     }
+
+    /// What this plugin shows of its state now (the host's viewer renders it; exports map the
+    /// sections by [`Section::key`]): read storage, return sections. Whatever it writes is
+    /// dropped. The bounds (32 sections, keys of `[a-z0-9_-]`, …) are on the WIT contract's
+    /// `view` interface. Default: no sections, so the plugin has no view.
+    fn describe() -> Vec<Section> {
+        Vec::new()
+    }
+}
+
+/// A [`Section`] of text, e.g. `section::text("Plan", "plan", plan, Some(usage))`.
+pub mod section {
+    use super::{Content, Section};
+
+    /// A section holding one text.
+    pub fn text(title: &str, key: &str, text: impl Into<String>, usage: Option<String>) -> Section {
+        Section { title: title.into(), key: key.into(), content: Content::Text(text.into()), usage }
+    }
+
+    /// A section holding a list of entries, shown one per line.
+    pub fn items(title: &str, key: &str, items: Vec<String>, usage: Option<String>) -> Section {
+        Section { title: title.into(), key: key.into(), content: Content::Items(items), usage }
+    }
+}
+
+impl<T: Plugin> bindings::exports::scratchpad::plugin::view::Guest for T {
+    fn describe() -> Vec<Section> {
+        <T as Plugin>::describe()
+    }
 }
 
 impl<T: Plugin> bindings::exports::scratchpad::plugin::permissions::Guest for T {
@@ -220,6 +250,7 @@ macro_rules! export_plugin {
                 <$plugin as $crate::Plugin>::after_compaction,
                 <$plugin as $crate::Plugin>::tools,
                 <$plugin as $crate::Plugin>::call_tool,
+                <$plugin as $crate::Plugin>::describe,
             );
         };
     };

@@ -23,7 +23,7 @@ from wasmtime.component import Component, Linker, Record, ResourceHost, Resource
 
 from scope import Scope, apply
 
-WORLD = "scratchpad:plugin/{}@0.1.1"
+WORLD = "scratchpad:plugin/{}@0.1.2"
 QUOTA_BYTES = 8 << 20  # the Rust host's default storage quota per plugin per session
 MEMORY_BYTES = 64 << 20  # the Rust host's default memory cap per call
 MAX_READ_BYTES = 1 << 20  # the largest slice `observation.read` returns

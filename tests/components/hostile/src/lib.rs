@@ -10,6 +10,10 @@
 //! - `resultCopies` (number) and `resultTtl` (number): `after-tool-result` stores the
 //!   observation that many times with that TTL, and answers what happened.
 //! - `refusal` (string): `load` refuses its configuration with this message.
+//! - `view` (string): what `describe` does — `loop` (never returns), `huge` (one section of
+//!   that many bytes, `viewBytes`), `sections` (more sections than the contract allows),
+//!   `bad-key` (a key with an escape sequence); otherwise one section `hostile` after storing
+//!   `described` (a write the host drops).
 //!
 //! The tool `h.run` takes `{"attack": ..., "mark": key?}` (`mark` is stored first, so a test
 //! can check a failed call keeps nothing):
@@ -35,6 +39,7 @@ mod component {
     use exports::scratchpad::plugin::lifecycle::{Guest as Lifecycle, Manifest};
     use exports::scratchpad::plugin::permissions::Guest as Permissions;
     use exports::scratchpad::plugin::tools::Guest as Tools;
+    use exports::scratchpad::plugin::view::{Content, Guest as View, Section};
     use scratchpad::plugin::observation::Observation;
     use scratchpad::plugin::types::{
         Injection, Placement, SessionInfo, SessionSetup, ToolCall, ToolError, ToolOutput, ToolSpec, Turn,
@@ -87,6 +92,28 @@ mod component {
             ]
             .map(String::from)
             .to_vec()
+        }
+    }
+
+    fn section(key: &str, text: String) -> Section {
+        Section { title: "Hostile".into(), key: key.into(), content: Content::Text(text), usage: None }
+    }
+
+    impl View for Hostile {
+        fn describe() -> Vec<Section> {
+            let settings = settings();
+            match settings["view"].as_str() {
+                Some("loop") => loop {
+                    std::hint::black_box(0);
+                },
+                Some("huge") => vec![section("huge", "x".repeat(number(&settings, "viewBytes") as usize))],
+                Some("sections") => (0..1000).map(|i| section(&format!("s{i}"), String::new())).collect(),
+                Some("bad-key") => vec![section("\u{1b}[2Jkey", String::new())],
+                _ => {
+                    let _ = storage::set("described", b"1");
+                    vec![section("hostile", "calm".into())]
+                }
+            }
         }
     }
 
