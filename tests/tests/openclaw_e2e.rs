@@ -133,7 +133,8 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
     assert!(system_prompt(&request).contains(GUIDANCE), "the standing guidance is in the system prompt");
     assert_eq!(request.to_string().matches(GUIDANCE).count(), 1, "the guidance goes once in a model call: {request}");
     assert!(
-        system_prompt(&request).contains("session_scratchpad") && !system_prompt(&request).contains("session.scratchpad"),
+        system_prompt(&request).contains("session_scratchpad")
+            && !system_prompt(&request).contains("session.scratchpad"),
         "the guidance names the tool as the model is offered it"
     );
 
