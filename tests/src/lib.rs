@@ -11,6 +11,7 @@ pub use observations_plugin::fixtures::big_log;
 pub mod dist;
 pub mod npm_registry;
 pub mod postgres;
+pub mod process;
 pub mod registry;
 pub mod runtimes;
 pub mod scripted;

@@ -33,7 +33,7 @@ impl NpmRegistry {
             "the pinned npm registry (verdaccio)",
         );
         let dir = tempfile::tempdir().expect("a temp dir for the registry");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = crate::process::free_port();
         let config = dir.path().join("config.yaml");
         // No uplinks: a package that is not published here does not exist. The body limit is
         // raised for packages carrying a binary (verdaccio's default is 10 MB).

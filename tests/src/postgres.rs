@@ -23,13 +23,14 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::process::free_port;
 
 /// Where Debian installs each PostgreSQL version, as `<version>/bin`.
 const INSTALL_ROOT: &str = "/usr/lib/postgresql";
@@ -239,13 +240,6 @@ impl OsUser {
         };
         OsUser { uid: id("-u"), gid: id("-g") }
     }
-}
-
-/// A port that was free a moment ago: bound on port 0 and released. Another process may take
-/// it before the server binds it; [`PostgresServer::start`] then tries again.
-fn free_port() -> u16 {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("binding a free port on 127.0.0.1");
-    listener.local_addr().expect("the bound address").port()
 }
 
 /// Whether the server's log says its port was taken.

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
 
+use crate::process::free_port;
+
 /// The registry binary (Debian's package `docker-registry`).
 const REGISTRY: &str = "docker-registry";
 /// The push client (Debian's package `skopeo`).
@@ -170,9 +172,4 @@ impl Drop for Registry {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// A port of 127.0.0.1 nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

@@ -2,17 +2,18 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+use crate::process::Process;
 use crate::runtimes::root;
 
 /// A scripted model API on a free 127.0.0.1 port (`tests/scripted/`: `anthropic.py` for Claude
-/// Code, `responses.py` for Codex), answering by the script's rules and recording every request.
-/// Killed by PID on drop.
+/// Code, `responses.py` for Codex, `chat.py` for opencode and OpenClaw), answering by the
+/// script's rules and recording every request. Killed by PID on drop.
 pub struct Model {
-    child: Child,
+    _process: Process,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
     requests: PathBuf,
@@ -36,7 +37,7 @@ impl Model {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let port: u16 =
             line.trim().parse().unwrap_or_else(|_| panic!("the scripted model printed {line:?}, not its port"));
-        Model { child, url: format!("http://127.0.0.1:{port}"), requests }
+        Model { _process: Process(child), url: format!("http://127.0.0.1:{port}"), requests }
     }
 
     /// Every request the model received so far, oldest first.
@@ -52,12 +53,5 @@ impl Model {
     /// agent makes: titles, compaction summaries, token counts).
     pub fn turn_requests(&self) -> Vec<Value> {
         self.requests().into_iter().filter(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty())).collect()
-    }
-}
-
-impl Drop for Model {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
