@@ -8,6 +8,7 @@ use tempfile::TempDir;
 
 pub use observations_plugin::fixtures::big_log;
 
+pub mod agents;
 pub mod dist;
 pub mod npm_registry;
 pub mod postgres;

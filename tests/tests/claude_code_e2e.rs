@@ -3,13 +3,13 @@
 //! server is `scratchpad mcp`), against a scripted Anthropic Messages API on 127.0.0.1. Each
 //! scenario asserts on markers in what the model received.
 
-#[path = "../claude-code/harness.rs"]
-mod harness;
-
 use std::path::Path;
 
-use harness::{Claude, Model, PREFIX, last_tool_results, scratchpad_binary, text_of, tool_names, tool_uses};
-use scratchpad_tests::big_log;
+use scratchpad_tests::agents::claude_code::{
+    self, Claude, PREFIX, last_tool_results, text_of, tool_names, tool_uses,
+};
+use scratchpad_tests::scripted::Model;
+use scratchpad_tests::{big_log, scratchpad_binary};
 use serde_json::{Value, json};
 
 const PLAN: &str = "1. PLAN-MARKER-42: fix the parser\n2. add a test";
@@ -18,7 +18,7 @@ const PLAN: &str = "1. PLAN-MARKER-42: fix the parser\n2. add a test";
 const INJECTED_PLAN: &str = "## Plan\n1. PLAN-MARKER-42";
 
 fn claude(dir: &Path, model: &Model) -> Claude {
-    let (binary, path) = harness::install();
+    let (binary, path) = claude_code::install();
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
     Claude {

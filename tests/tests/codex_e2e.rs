@@ -3,10 +3,7 @@
 //! pointing at a scripted Responses API on 127.0.0.1 (`tests/scripted/responses.py`). Each
 //! scenario asserts on markers in what the model received and on `scratchpad show`.
 
-#[path = "../codex/harness.rs"]
-mod harness;
-
-use harness::{Codex, NAMESPACE};
+use scratchpad_tests::agents::codex::{Codex, NAMESPACE};
 use scratchpad_tests::scripted::Model;
 use serde_json::{Value, json};
 

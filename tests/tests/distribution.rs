@@ -6,18 +6,11 @@
 //! install`, and `npx @scratchpad-dev/cli setup codex` before the real Codex. Everything is
 //! offline: the registry has no uplink, pip gets `--no-index`.
 
-// The end-to-end tests' harnesses, of which these tests use a part.
-#[allow(dead_code, unused_imports)]
-#[path = "../claude-code/harness.rs"]
-mod claude;
-#[allow(dead_code)]
-#[path = "../codex/harness.rs"]
-mod codex;
-
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use scratchpad_tests::agents::{claude_code as claude, codex};
 use scratchpad_tests::dist::{TARGET, VERSION, artifacts, file};
 use scratchpad_tests::npm_registry::NpmRegistry;
 use scratchpad_tests::runtimes::{node24, python_with, root, run, system_npm};

@@ -9,10 +9,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use scratchpad_tests::runtimes::{npm_package_on_node24, root};
-pub use scratchpad_tests::scratchpad_binary;
-pub use scratchpad_tests::scripted::Model;
 use serde_json::Value;
+
+use crate::runtimes::{npm_package_on_node24, root};
+use crate::scratchpad_binary;
 
 /// The model-visible prefix of the plugin's MCP tools (plugin `scratchpad`, server `scratchpad`).
 pub const PREFIX: &str = "mcp__plugin_scratchpad_scratchpad__";
@@ -88,7 +88,7 @@ impl Claude {
             .env("ANTHROPIC_API_KEY", "sk-test-scripted")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("SCRATCHPAD_DATABASE_URL", &self.database)
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+            .env("XDG_CACHE_HOME", super::cache_home())
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .current_dir(&self.home)
             .stdin(Stdio::null());
@@ -115,7 +115,7 @@ impl Claude {
             .arg("--db")
             .arg(&self.database)
             .args(["--json", "show", session])
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+            .env("XDG_CACHE_HOME", super::cache_home())
             .output()
             .unwrap();
         assert!(output.status.success(), "scratchpad show {session}: {}", String::from_utf8_lossy(&output.stderr));

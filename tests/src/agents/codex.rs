@@ -8,10 +8,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use scratchpad_tests::runtimes::{npm_package_on_node24, run};
-use scratchpad_tests::scratchpad_binary;
-use scratchpad_tests::scripted::Model;
 use serde_json::Value;
+
+use crate::runtimes::{npm_package_on_node24, run};
+use crate::scratchpad_binary;
+use crate::scripted::Model;
 
 /// The namespace tool Codex offers the server's tools in; hooks and texts name a tool
 /// `mcp__scratchpad__<tool>`.
@@ -63,7 +64,7 @@ impl Codex {
             .arg("--db")
             .arg(dir.join("scratchpad.db"))
             .arg("plugins")
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+            .env("XDG_CACHE_HOME", super::cache_home())
             .output()
             .unwrap();
         assert!(warm.status.success(), "{}", String::from_utf8_lossy(&warm.stderr));
@@ -90,7 +91,7 @@ impl Codex {
             .env("CODEX_HOME", self.dir.join("codex-home"))
             .env("SCRIPTED_MODEL_KEY", "sk-test-scripted")
             .env("SCRATCHPAD_DATABASE_URL", self.database())
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+            .env("XDG_CACHE_HOME", super::cache_home())
             .env("XDG_STATE_HOME", self.dir.join("state"))
             .current_dir(&self.dir)
             .stdin(Stdio::null());
@@ -119,7 +120,7 @@ impl Codex {
             .arg("--db")
             .arg(self.database())
             .args(["--json", "show", session])
-            .env("XDG_CACHE_HOME", concat!(env!("CARGO_TARGET_TMPDIR"), "/scratchpad-cache"))
+            .env("XDG_CACHE_HOME", super::cache_home())
             .output()
             .unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
