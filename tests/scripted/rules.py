@@ -10,6 +10,20 @@ agent into compacting);
 the first rule whose SUBSTRING is in the text of the conversation's last user turn answers.
 With "capture", "$1" in the reply's strings is replaced by the regex's first group in that text.
 No rule: the text "ok". A compaction request is answered with "compact_summary".
+
+A RULE with "steps": [STEP, ...] instead of "reply" is a script of several model calls in one
+turn, for an agent that adds messages of its own after tool results (OpenClaw), where the last
+user turn is no guide. A STEP is {"reply": [...], "capture": REGEX?, "usage": {...}?}. Such a
+rule answers when its SUBSTRING is in the conversation's latest user message that contains the
+SUBSTRING of any stepped rule; the number of model replies with tool calls after that message
+picks the STEP (the last one answers every call after it too), and "$1" is the regex's first
+group in its last match in the text from that message on. Only a front end that passes the
+conversation to `reply` (`chat.py`) answers stepped rules.
+
+"compact_echo": true answers a compaction prompt with every `## ` heading it asks for, the first
+holding "compact_summary" and the conversation the prompt quotes between <conversation> tags,
+the others "None." (OpenClaw's compaction safeguard checks the headings and the identifiers).
+"models": [ID, ...] is what a GET (`/v1/models`) lists.
 """
 
 import json
@@ -46,10 +60,39 @@ def substitute(value, group):
     return value
 
 
-def reply(text):
-    """The reply of the first rule that matches `text` (the last user turn's text): a list of
-    {"text"} and {"tool_use": {"name", "input"}} blocks, and the usage it reports."""
+def marked(conversation):
+    """The latest user message of `conversation` ((kind, text) pairs, kind "user", "call" for a
+    model reply with tool calls, or "other") that holds a stepped rule's SUBSTRING: its text, the
+    text from it on, and the number of model replies with tool calls after it. None without one."""
+    whens = [rule["when"] for rule in SCRIPT.get("rules", []) if "steps" in rule]
+    for index in range(len(conversation) - 1, -1, -1):
+        kind, text = conversation[index]
+        if kind == "user" and any(when in text for when in whens):
+            since = conversation[index:]
+            return text, "\n".join(t for _, t in since), sum(1 for k, _ in since if k == "call")
+    return None
+
+
+def last_group(pattern, text):
+    """The first group of `pattern`'s last match in `text`, or None."""
+    if pattern is None:
+        return None
+    found = list(re.finditer(pattern, text))
+    return found[-1].group(1) if found else None
+
+
+def reply(text, conversation=()):
+    """The reply of the first rule that matches `text` (the last user turn's text), or, for a
+    stepped rule, the conversation's marked message: a list of {"text"} and {"tool_use":
+    {"name", "input"}} blocks, and the usage it reports."""
+    turn = marked(conversation)
     for rule in SCRIPT.get("rules", []):
+        if "steps" in rule:
+            if turn is None or rule["when"] not in turn[0]:
+                continue
+            _, since, calls = turn
+            step = rule["steps"][min(calls, len(rule["steps"]) - 1)]
+            return substitute(step["reply"], last_group(step.get("capture"), since)), usage(step.get("usage"))
         if rule["when"] in text:
             group = None
             if "capture" in rule:
@@ -77,8 +120,17 @@ def text_of(value, unwrap=None):
     return ""
 
 
-def compact_summary():
-    return SCRIPT.get("compact_summary", "Summary of the conversation.")
+def compact_summary(prompt=""):
+    """The script's "compact_summary"; with "compact_echo", inside the headings `prompt` (the
+    compaction request's last message) asks for."""
+    summary = SCRIPT.get("compact_summary", "Summary of the conversation.")
+    if not SCRIPT.get("compact_echo"):
+        return summary
+    conversation, _, instructions = prompt.partition("</conversation>")
+    conversation = conversation.replace("<conversation>", "").strip()
+    headings = re.findall(r"^## .+$", instructions, re.MULTILINE) or ["## Summary"]
+    parts = [f"{headings[0]}\n{summary}\n{conversation}"] + [f"{h}\nNone." for h in headings[1:]]
+    return "\n\n".join(parts)
 
 
 def usage(override=None):
@@ -119,7 +171,8 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def do_GET(self):
-        self.send_json(200, {"object": "list", "data": [], "has_more": False})
+        models = [{"id": model, "object": "model"} for model in SCRIPT.get("models", [])]
+        self.send_json(200, {"object": "list", "data": models, "has_more": False})
 
     def do_HEAD(self):
         self.send_response(200)

@@ -1,6 +1,6 @@
 //! OpenClaw hosts the components: the real `openclaw@2026.9.6` loads `integrations/openclaw`,
-//! which runs `scratchpad serve`, and a scripted model (`tests/openclaw/scripted_model.py`)
-//! drives real turns through a gateway. The assertions read the model's requests for this
+//! which runs `scratchpad serve`, and the scripted Chat Completions API (`tests/scripted/chat.py`
+//! with `agents::openclaw::script`) drives real turns through a gateway. The assertions read the model's requests for this
 //! project's own markers (never whole prompts: OpenClaw's system prompt is ~46 KB and changes
 //! between releases) and the database through `scratchpad show`.
 //!
@@ -8,15 +8,16 @@
 //! most turns, a second one proves the state survives an OpenClaw restart and that a hostile
 //! component ends in an error the turn survives.
 
-#[path = "../openclaw/harness.rs"]
-mod harness;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use harness::{Model, OpenClaw, messages, scratchpad_binary, scratchpad_json, text_of, tool_results};
-use scratchpad_tests::big_log;
+use scratchpad_tests::agents::openclaw::{
+    OpenClaw, append_custom_record, declare_tools, install, messages, requests_for, run_ok, scratchpad_json, script,
+    text_of, tool_results, transcript_text,
+};
+use scratchpad_tests::scripted::Model;
+use scratchpad_tests::{big_log, scratchpad_binary};
 use serde_json::{Value, json};
 
 const SESSION_KEY: &str = "e2e";
@@ -44,7 +45,7 @@ fn plugin_config(db: &Path, extra: Vec<Value>) -> Value {
 
 /// The last request of the turn whose user message carries `marker`.
 fn last_request(model: &Model, marker: &str) -> Value {
-    model.requests_for(marker).pop().unwrap_or_else(|| panic!("the model never received a request for {marker}"))
+    requests_for(model, marker).pop().unwrap_or_else(|| panic!("the model never received a request for {marker}"))
 }
 
 /// Everything the model received outside the system prompt, in order.
@@ -104,11 +105,11 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path();
     let openclaw = OpenClaw::new(root);
-    let model = Model::start(root);
+    let model = Model::start("chat", root, &script());
     let db = root.join("scratchpad.db");
     std::fs::write(openclaw.workspace().join("big_log.txt"), big_log()).unwrap();
     let package = scratchpad_tests::runtimes::root().join("integrations/openclaw");
-    openclaw.configure(model.port, Some(&package), plugin_config(&db, vec![]));
+    openclaw.configure(&model.url, Some(&package), plugin_config(&db, vec![]));
 
     let gateway = openclaw.gateway("gateway-1");
 
@@ -163,7 +164,7 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
     // Compaction through the gateway fires both hooks: the host counts it, and the warning
     // goes into the next prompt build (OpenClaw's compaction hooks only observe).
     let before = scratchpad_json(&db, &["show", SESSION])["session"]["compaction_count"].as_i64().unwrap_or(0);
-    harness::run_ok(openclaw.command(&["sessions", "compact", SESSION, "--json"]), "openclaw sessions compact");
+    run_ok(openclaw.command(&["sessions", "compact", SESSION, "--json"]), "openclaw sessions compact");
     let after = scratchpad_json(&db, &["show", SESSION])["session"]["compaction_count"].as_i64().unwrap_or(0);
     assert_eq!(after, before + 1, "after_compaction counted the compaction");
 
@@ -191,8 +192,8 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
                         "config": { "powers": ["inject", "storage", "config"] },
                         "limits": { "call_timeout_ms": 500 } });
     let config = plugin_config(&db, vec![probe]);
-    harness::declare_tools(&openclaw, &copy, &config);
-    openclaw.configure(model.port, Some(&copy), config);
+    declare_tools(&openclaw, &copy, &config);
+    openclaw.configure(&model.url, Some(&copy), config);
     let gateway = openclaw.gateway("gateway-2");
     openclaw.turn(SESSION_KEY, "back SCRIPT:restarted");
     let text = conversation(&last_request(&model, "SCRIPT:restarted"));
@@ -216,12 +217,12 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
 
     // The injection never lands in OpenClaw's transcript.
     let store = openclaw.state().join("agents/main/agent/openclaw-agent.sqlite");
-    let transcript = harness::transcript_text(&store);
+    let transcript = transcript_text(&store);
     assert!(transcript.contains("SCRIPT:continue") && !transcript.contains(BLOCK_START));
 
     // import-openclaw reads the store the real openclaw wrote, once a scratchpad record is in
     // it (written under OpenClaw's own schema and checks).
-    harness::append_custom_record(&store, SESSION, "openclaw:scratchpad:plan", "IMPORTED-PLAN from the store");
+    append_custom_record(&store, SESSION, "openclaw:scratchpad:plan", "IMPORTED-PLAN from the store");
     let imported = root.join("imported.db");
     let report = scratchpad_json(&imported, &["import-openclaw", openclaw.state().to_str().unwrap()]);
     assert!(report["report"]["sessions"].as_array().unwrap().contains(&json!(SESSION)), "{report}");
@@ -249,7 +250,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// any process is started or file written.
 #[test]
 fn bad_plugin_config_is_one_clear_error_naming_every_offending_key() {
-    let (node, _) = harness::install();
+    let (node, _) = install();
     let package = scratchpad_tests::runtimes::root().join("integrations/openclaw/src/config.js");
     let script = format!(
         "import {{ resolveConfig }} from {:?};\n\

@@ -5,12 +5,14 @@
 //!
 //! - [`claude_code`]: `claude -p` with `integrations/claude-code`, on `anthropic.py`;
 //! - [`codex`]: `codex exec` set up by `scratchpad setup codex`, on `responses.py`;
+//! - [`openclaw`]: OpenClaw gateways loading `integrations/openclaw`, on `chat.py`;
 //! - [`opencode`]: `opencode run` with `integrations/opencode`, on `chat.py`.
 
 use std::path::PathBuf;
 
 pub mod claude_code;
 pub mod codex;
+pub mod openclaw;
 pub mod opencode;
 
 /// `XDG_CACHE_HOME` of the agents' `scratchpad` processes: one compile cache for the whole

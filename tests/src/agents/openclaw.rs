@@ -1,17 +1,21 @@
 //! The real openclaw for the end-to-end test: installed from `tests/openclaw/package-lock.json`
 //! on the pinned Node 24, every directory it writes pointed into a temp dir, the scripted model
-//! (`scripted_model.py`) on a free 127.0.0.1 port, gateways started and killed by PID.
+//! (`tests/scripted/chat.py` with [`script`]) as its OpenAI-compatible provider, gateways
+//! started and killed by PID.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use scratchpad_tests::runtimes::{node24, root, run};
-pub use scratchpad_tests::scratchpad_binary;
 use serde_json::{Value, json};
 
-/// The directory of `tests/openclaw` (package.json, lockfile, scripted model).
+use crate::process::{Process, free_port, wait_for};
+use crate::runtimes::{node24, root, run};
+use crate::scratchpad_binary;
+use crate::scripted::Model;
+
+/// The directory of `tests/openclaw` (package.json, lockfile, the test's log tool).
 pub fn dir() -> PathBuf {
     root().join("tests/openclaw")
 }
@@ -59,57 +63,61 @@ fn path_with(node: &Path) -> String {
     format!("{}:{}", node.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
 }
 
-/// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// The scripted model's script (`tests/scripted/rules.py`): a `SCRIPT:<name>` marker in the
+/// user's message picks a script of tool calls, one per model call of the turn (OpenClaw adds a
+/// message of its own after tool results, so the steps key on the marked message), ending in
+/// `SCRIPT-DONE <name> after <n> tool calls`. Compaction gets a summary with every heading
+/// OpenClaw's safeguard asks for.
+pub fn script() -> Value {
+    const PLAN: &str = "1. PLAN-MARKER-ALPHA reproduce the crash\n2. fix the parser";
+    const NOTE: &str = "NOTE-MARKER-BRAVO: the crash is in parser.rs line 42";
+    const SUMMARY: &str = "SUMMARY-OF-CONVERSATION: the user works on a parser crash.";
+    const OBSERVATION_ID: &str = r#""scratchpad_id"\s*:\s*"([0-9a-f]{16})""#;
+    let call = |name: &str, input: Value| json!({ "reply": [{ "tool_use": { "name": name, "input": input } }] });
+    let done = |name: &str, calls: usize| json!({ "reply": [{ "text": format!("SCRIPT-DONE {name} after {calls} tool calls") }] });
+    json!({
+        "models": ["scripted"],
+        "usage": { "input_tokens": 10, "output_tokens": 5 },
+        "compact_summary": SUMMARY,
+        "compact_echo": true,
+        "rules": [
+            { "when": "SCRIPT:plan", "steps": [
+                call("session_scratchpad", json!({ "action": "set_plan", "content": PLAN })),
+                call("session_scratchpad", json!({ "action": "append_notes", "content": NOTE })),
+                done("plan", 2),
+            ] },
+            { "when": "SCRIPT:log", "steps": [
+                // The test's fetch_log tool (log-tool/): OpenClaw's read and exec cap text at
+                // ~50 KB, and the point is the whole 89 KB result.
+                { "capture": r"LOG-PATH=(\S+)", "reply": [{ "tool_use": { "name": "fetch_log", "input": { "path": "$1" } } }] },
+                { "capture": OBSERVATION_ID, "reply": [{ "tool_use": { "name": "scratchpad_read",
+                    "input": { "scratchpad_id": "$1", "mode": "head", "n": 120 } } }] },
+                { "capture": OBSERVATION_ID, "reply": [{ "tool_use": { "name": "scratchpad_read",
+                    "input": { "scratchpad_id": "$1", "mode": "grep", "pattern": "LAST_CRITICAL_EVENT" } } }] },
+                done("log", 3),
+            ] },
+            { "when": "SCRIPT:overbudget", "steps": [
+                call("session_scratchpad", json!({ "action": "append_notes", "content": format!("OVERBUDGET {}", "x".repeat(5000)) })),
+                done("overbudget", 1),
+            ] },
+            // Valid for the schema OpenClaw checks, refused by the component: set_plan needs content.
+            { "when": "SCRIPT:malformed", "steps": [call("session_scratchpad", json!({ "action": "set_plan" })), done("malformed", 1)] },
+            { "when": "SCRIPT:hostile", "steps": [call("probe_loop", json!({})), done("hostile", 1)] },
+            // Any other script makes no tool call.
+            { "when": "SCRIPT:", "steps": [{ "capture": r"SCRIPT:(\w+)", "reply": [{ "text": "SCRIPT-DONE $1 after 0 tool calls" }] }] },
+            // No script (titles, greetings): a plain answer.
+            { "when": "", "reply": [{ "text": SUMMARY }] },
+        ],
+    })
 }
 
-/// A child process killed by its PID when dropped.
-pub struct Process(pub Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The scripted model: an OpenAI-compatible server recording every request it receives.
-pub struct Model {
-    _process: Process,
-    pub port: u16,
-    pub requests: PathBuf,
-}
-
-impl Model {
-    pub fn start(dir: &Path) -> Model {
-        let (port_file, requests) = (dir.join("model.port"), dir.join("model-requests.jsonl"));
-        let child = Command::new("python3")
-            .arg(self::dir().join("scripted_model.py"))
-            .args([&port_file, &requests])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("python3 runs the scripted model");
-        let process = Process(child);
-        let port = wait_for(Duration::from_secs(20), "the scripted model's port", || {
-            std::fs::read_to_string(&port_file).ok().and_then(|p| p.trim().parse().ok())
-        });
-        Model { _process: process, port, requests }
-    }
-
-    /// Every request received so far.
-    pub fn requests(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(&self.requests).unwrap_or_default();
-        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
-    }
-
-    /// The requests whose conversation has a user message containing `marker`.
-    pub fn requests_for(&self, marker: &str) -> Vec<Value> {
-        self.requests()
-            .into_iter()
-            .filter(|request| messages(request).iter().any(|m| m["role"] == "user" && text_of(m).contains(marker)))
-            .collect()
-    }
+/// The requests `model` received whose conversation has a user message containing `marker`.
+pub fn requests_for(model: &Model, marker: &str) -> Vec<Value> {
+    model
+        .requests()
+        .into_iter()
+        .filter(|request| messages(request).iter().any(|m| m["role"] == "user" && text_of(m).contains(marker)))
+        .collect()
 }
 
 /// A request's messages.
@@ -132,18 +140,6 @@ pub fn tool_results(request: &Value, marker: &str) -> Vec<String> {
     let messages = messages(request);
     let start = messages.iter().rposition(|m| m["role"] == "user" && text_of(m).contains(marker)).unwrap_or(0);
     messages[start..].iter().filter(|m| m["role"] == "tool").map(text_of).collect()
-}
-
-/// Polls `probe` until it gives a value; panics naming `what` after `timeout`.
-pub fn wait_for<T>(timeout: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// One OpenClaw installation in a temp dir: state, config, home, tmp and workspace.
@@ -172,16 +168,17 @@ impl OpenClaw {
         self.root.join("workspace")
     }
 
-    /// Writes `openclaw.json`: the scripted model as the only provider, the gateway, the test's
-    /// log tool (`log-tool/`), and the plugin at `plugin_dir` with `plugin_config`.
-    pub fn configure(&self, model_port: u16, plugin_dir: Option<&Path>, plugin_config: Value) {
+    /// Writes `openclaw.json`: the scripted model at `model_url` as the only provider, the
+    /// gateway, the test's log tool (`log-tool/`), and the plugin at `plugin_dir` with
+    /// `plugin_config`.
+    pub fn configure(&self, model_url: &str, plugin_dir: Option<&Path>, plugin_config: Value) {
         let mut config = json!({
             "logging": { "file": self.root.join("openclaw.log") },
             "gateway": { "mode": "local", "port": self.gateway_port, "bind": "loopback",
                          "auth": { "mode": "token", "token": self.token } },
             "agents": { "defaults": { "model": { "primary": "scripted/scripted" }, "workspace": self.workspace() } },
             "models": { "mode": "merge", "providers": { "scripted": {
-                "baseUrl": format!("http://127.0.0.1:{model_port}/v1"), "apiKey": "sk-scripted",
+                "baseUrl": format!("{model_url}/v1"), "apiKey": "sk-scripted",
                 "api": "openai-completions",
                 "models": [{ "id": "scripted", "name": "Scripted", "reasoning": false, "input": ["text"],
                              "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0 },
