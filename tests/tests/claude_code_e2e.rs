@@ -5,9 +5,7 @@
 
 use std::path::Path;
 
-use scratchpad_tests::agents::claude_code::{
-    self, Claude, PREFIX, last_tool_results, text_of, tool_names, tool_uses,
-};
+use scratchpad_tests::agents::claude_code::{self, Claude, PREFIX, last_tool_results, text_of, tool_names, tool_uses};
 use scratchpad_tests::scripted::Model;
 use scratchpad_tests::{big_log, scratchpad_binary};
 use serde_json::{Value, json};

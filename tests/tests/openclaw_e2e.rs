@@ -1,7 +1,7 @@
 //! OpenClaw hosts the components: the real `openclaw@2026.9.6` loads `integrations/openclaw`,
 //! which runs `scratchpad serve`, and the scripted Chat Completions API (`tests/scripted/chat.py`
-//! with `agents::openclaw::script`) drives real turns through a gateway. The assertions read the model's requests for this
-//! project's own markers (never whole prompts: OpenClaw's system prompt is ~46 KB and changes
+//! with `agents::openclaw::script`) drives real turns through a gateway. The assertions read the
+//! model's requests for this project's own markers (never whole prompts: OpenClaw's system prompt is ~46 KB and changes
 //! between releases) and the database through `scratchpad show`.
 //!
 //! One scenario in one test: gateways take ~20 s to start on two cores, so one gateway serves

@@ -74,7 +74,10 @@ pub fn script() -> Value {
     const SUMMARY: &str = "SUMMARY-OF-CONVERSATION: the user works on a parser crash.";
     const OBSERVATION_ID: &str = r#""scratchpad_id"\s*:\s*"([0-9a-f]{16})""#;
     let call = |name: &str, input: Value| json!({ "reply": [{ "tool_use": { "name": name, "input": input } }] });
-    let done = |name: &str, calls: usize| json!({ "reply": [{ "text": format!("SCRIPT-DONE {name} after {calls} tool calls") }] });
+    let done = |name: &str, calls: usize| {
+        let text = format!("SCRIPT-DONE {name} after {calls} tool calls");
+        json!({ "reply": [{ "text": text }] })
+    };
     json!({
         "models": ["scripted"],
         "usage": { "input_tokens": 10, "output_tokens": 5 },
@@ -89,7 +92,8 @@ pub fn script() -> Value {
             { "when": "SCRIPT:log", "steps": [
                 // The test's fetch_log tool (log-tool/): OpenClaw's read and exec cap text at
                 // ~50 KB, and the point is the whole 89 KB result.
-                { "capture": r"LOG-PATH=(\S+)", "reply": [{ "tool_use": { "name": "fetch_log", "input": { "path": "$1" } } }] },
+                { "capture": r"LOG-PATH=(\S+)",
+                  "reply": [{ "tool_use": { "name": "fetch_log", "input": { "path": "$1" } } }] },
                 { "capture": OBSERVATION_ID, "reply": [{ "tool_use": { "name": "scratchpad_read",
                     "input": { "scratchpad_id": "$1", "mode": "head", "n": 120 } } }] },
                 { "capture": OBSERVATION_ID, "reply": [{ "tool_use": { "name": "scratchpad_read",
@@ -97,14 +101,17 @@ pub fn script() -> Value {
                 done("log", 3),
             ] },
             { "when": "SCRIPT:overbudget", "steps": [
-                call("session_scratchpad", json!({ "action": "append_notes", "content": format!("OVERBUDGET {}", "x".repeat(5000)) })),
+                call("session_scratchpad",
+                     json!({ "action": "append_notes", "content": format!("OVERBUDGET {}", "x".repeat(5000)) })),
                 done("overbudget", 1),
             ] },
             // Valid for the schema OpenClaw checks, refused by the component: set_plan needs content.
-            { "when": "SCRIPT:malformed", "steps": [call("session_scratchpad", json!({ "action": "set_plan" })), done("malformed", 1)] },
+            { "when": "SCRIPT:malformed",
+              "steps": [call("session_scratchpad", json!({ "action": "set_plan" })), done("malformed", 1)] },
             { "when": "SCRIPT:hostile", "steps": [call("probe_loop", json!({})), done("hostile", 1)] },
             // Any other script makes no tool call.
-            { "when": "SCRIPT:", "steps": [{ "capture": r"SCRIPT:(\w+)", "reply": [{ "text": "SCRIPT-DONE $1 after 0 tool calls" }] }] },
+            { "when": "SCRIPT:",
+              "steps": [{ "capture": r"SCRIPT:(\w+)", "reply": [{ "text": "SCRIPT-DONE $1 after 0 tool calls" }] }] },
             // No script (titles, greetings): a plain answer.
             { "when": "", "reply": [{ "text": SUMMARY }] },
         ],
