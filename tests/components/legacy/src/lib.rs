@@ -20,53 +20,6 @@ mod component {
         Injection, Placement, SessionInfo, SessionSetup, ToolCall, ToolError, ToolOutput, ToolSpec, Turn,
     };
 
-    struct Legacy;
-
-    const ECHO: &str = "legacy.echo";
-
-    fn echo_spec() -> ToolSpec {
-        ToolSpec { name: ECHO.into(), description: "Answers its arguments.".into(), parameters: "{}".into() }
-    }
-
-    impl Lifecycle for Legacy {
-        fn load() -> Result<Manifest, String> {
-            Ok(Manifest { tools: vec![echo_spec()] })
-        }
-    }
-
-    impl Hooks for Legacy {
-        fn before_session_create(_session: SessionInfo) -> SessionSetup {
-            SessionSetup { injections: Vec::new(), inherit_parent_state: false }
-        }
-        fn before_query(_turn: Turn, _message: String) -> Vec<Injection> {
-            let seen = storage::get("turns").map_or(0, |v| v.first().copied().unwrap_or(0)) + 1;
-            let _ = storage::set("turns", &[seen]);
-            vec![Injection { placement: Placement::PrependContext, text: format!("[legacy] turn {seen}") }]
-        }
-        fn after_response(_turn: Turn, _text: String) {}
-        fn before_tool_call(_turn: Turn, _call: ToolCall) -> Result<Option<String>, ToolError> {
-            Ok(None)
-        }
-        fn after_tool_result(_turn: Turn, _call: ToolCall, _observation: &Observation) -> Option<String> {
-            None
-        }
-        fn before_compaction(_turn: Turn) -> Option<String> {
-            None
-        }
-        fn after_compaction(_turn: Turn) {}
-    }
-
-    impl Tools for Legacy {
-        fn list_tools(_turn: Turn) -> Vec<ToolSpec> {
-            vec![echo_spec()]
-        }
-        fn call_tool(_turn: Turn, name: String, arguments: String) -> Result<ToolOutput, ToolError> {
-            match name.as_str() {
-                ECHO => Ok(ToolOutput { content: arguments }),
-                _ => Err(ToolError::UnknownTool(name)),
-            }
-        }
-    }
-
-    export!(Legacy);
+    include!("../../old_contract_plugin.rs");
+    old_contract_plugin!(Legacy, "legacy");
 }
