@@ -31,6 +31,7 @@ fn codex_keeps_the_plan_across_processes_per_thread_and_refuses_an_overflow() {
     assert_eq!(reply, "PLAN-SAVED");
     let first = model.turn_requests().remove(0).to_string();
     assert!(first.contains("## Session Scratchpad"), "the guidance reached the model");
+    assert_eq!(first.matches("## Session Scratchpad").count(), 1, "the guidance goes once in a model call: {first}");
     assert!(first.contains(&format!("{NAMESPACE}__session_scratchpad")), "naming the tool as the model sees it");
     assert!(codex.show(&thread).contains("CODEX-PLAN-42"), "the plan is in the thread's session");
 

@@ -178,7 +178,7 @@ mod tests {
         assert_eq!(start.len(), 1);
         assert_eq!(
             start.get(0).unwrap()["hooks"].as_array_of_tables().unwrap().get(0).unwrap()["command"].as_str(),
-            Some(format!("{BINARY} hook --runtime codex --tool-prefix mcp__scratchpad__").as_str())
+            Some(format!("{BINARY} hook --runtime codex --tool-prefix mcp__scratchpad__ --no-guidance").as_str())
         );
     }
 
