@@ -95,6 +95,12 @@ async fn a_component_of_the_frozen_0_1_1_contract_still_loads_and_runs() {
     }
     assert_eq!(host.call_tool(&turn("s", "t3"), "frozen.echo", "{}").await.unwrap().content, "{}");
     assert!(host.view("s").await.unwrap().is_empty());
+
+    // Its `permissions@0.1.1` export is still read: granted everything, it holds what it asks.
+    let fx = Fixture::new();
+    let all = PluginSpec::file(components::FROZEN_PATH).unsigned().granting(Grants::ALL);
+    let host = fx.open(vec![all]).await;
+    assert_eq!(host.plugins()[0].grants, ["inject", "storage"], "the 0.1.1 component's request was read");
 }
 
 /// The hostile plugin's view with `config`, beside the real scratchpad.

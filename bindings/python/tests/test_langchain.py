@@ -272,3 +272,20 @@ def test_an_async_agent_runs_the_same_hooks(host):
     assert read["matches"][-1]["text"].endswith("LAST_CRITICAL_EVENT")
     assert BLOCK not in everything(result["messages"])
     assert ran == [("read_log", LOG_PATH)]
+
+
+def test_a_system_message_of_content_blocks_gets_the_system_placements_as_blocks():
+    from scratchpad import Injection, Prompt
+    from scratchpad.langchain import _system_message
+
+    prompt = Prompt([
+        Injection("p", "prepend-system", "first"),
+        Injection("p", "append-system", "guidance"),
+        Injection("p", "prepend-context", "[block]"),
+    ])
+    own = SystemMessage(content=[{"type": "text", "text": "You are a coding agent."}])
+    around = _system_message(prompt, own, with_context=False).content
+    assert [b["text"] for b in around] == ["first", "You are a coding agent.", "guidance"]
+    alone = _system_message(prompt, own, with_context=True).content
+    assert [b["text"] for b in alone] == ["first", "You are a coding agent.", "guidance\n\n[block]"]
+    assert _system_message(Prompt([]), own, with_context=True) is None, "nothing to add: unchanged"

@@ -524,8 +524,10 @@ def _system_message(prompt: Prompt, message: Optional[SystemMessage], with_conte
         if text == content:
             return None
         return SystemMessage(content=text) if message is None else message.model_copy(update={"content": text})
+    # Content blocks: the prepend-system texts in a block before them, the rest in one after.
     before = prompt.text("prepend-system")
-    after = rendered("")[len(before):].lstrip("\n") if before else rendered("")
+    rest = Prompt([i for i in prompt.injections if i.placement != "prepend-system"])
+    after = rest.render_system_only("") if with_context else rest.render("", "")[0]
     if not before and not after:
         return None
     blocks = list(content)
