@@ -1,5 +1,5 @@
 //! The first-party scratchpad components, prebuilt: the bytes of three WebAssembly components
-//! of the contract `scratchpad:plugin@0.1.2`, so a crate that embeds them (`scratchpad-host`)
+//! of the contract `scratchpad:plugin@0.1.3`, so a crate that embeds them (`scratchpad-host`)
 //! builds with no wasm toolchain.
 //!
 //! | name | built from | what it does |

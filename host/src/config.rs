@@ -17,6 +17,11 @@
 //! blob_quota_bytes = 1073741824
 //! storage_max_keys = 1024
 //! blob_max_ttl_seconds = 86400
+//! index_quota_bytes = 33554432
+//!
+//! [recall]                 # what earlier sessions of a project left, recalled by the next
+//! mode = "on"              # "read-only": recall, never index; "off": neither
+//! exclude = ["/home/me/secret-repo"]   # projects never indexed nor recalled
 //!
 //! [[plugin]]               # plugins in call order; without [[plugin]] the embedded defaults load
 //! name = "scratchpad"      # no `path`: the embedded component of that name
@@ -72,6 +77,9 @@ pub struct Limits {
     /// `ttl-seconds` is shortened to it. Default 86,400 (one day; the large-observation store's default TTL is
     /// one hour), so `gc` always reclaims what a plugin stored.
     pub blob_max_ttl_seconds: u64,
+    /// Cap on the bytes a plugin keeps in one project's search index (the `index` import;
+    /// every document counts its id, kind, title and text plus 64 bytes). Default 32 MiB.
+    pub index_quota_bytes: u64,
 }
 
 impl Default for Limits {
@@ -84,6 +92,7 @@ impl Default for Limits {
             blob_quota_bytes: 1 << 30,
             storage_max_keys: 1024,
             blob_max_ttl_seconds: 86_400,
+            index_quota_bytes: 32 << 20,
         }
     }
 }
@@ -328,6 +337,36 @@ pub struct HostConfig {
     /// for (the context-pressure policy; see [`crate::checkpoints`]). Default: none, and plugins are told so
     /// (`checkpoints.available`); set it in code, as only the runtime has a model.
     pub summarizer: Option<Arc<dyn Summarizer>>,
+    /// What plugins may do with a project's search index (recall). Default: everything, for
+    /// every project.
+    pub recall: Recall,
+}
+
+/// The operator's say over recall: what plugins may do with the search index of a session's
+/// project (the `index` import).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Recall {
+    /// Index and search, search only, or neither.
+    pub mode: RecallMode,
+    /// Projects that opted out: their sessions have no index at all, as if they had no
+    /// project. Each is a project key as the sessions carry it (for a coding agent, the
+    /// checkout's root directory).
+    pub exclude: Vec<String>,
+}
+
+/// What plugins may do with a project's search index.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum RecallMode {
+    /// Keep documents and search them.
+    #[default]
+    On,
+    /// Search what is kept, never keep anything new (read-only mode).
+    ReadOnly,
+    /// Nothing: every session is as if it had no project.
+    Off,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -364,6 +403,7 @@ impl Default for HostConfig {
             warm_instances: 2,
             hot_session_bytes: HOT_SESSION_BYTES,
             summarizer: None,
+            recall: Recall::default(),
         }
     }
 }
@@ -423,6 +463,15 @@ impl HostConfig {
                 problems.push("max_concurrent_calls must be at least 1".to_owned());
             }
             config.max_concurrent_calls = n;
+        }
+        if let Some(recall) = file.recall {
+            config.recall.mode = recall.mode.unwrap_or_default();
+            for project in recall.exclude {
+                match crate::project::check_project(&project) {
+                    Ok(()) => config.recall.exclude.push(project),
+                    Err(error) => problems.push(format!("recall.exclude: {error}")),
+                }
+            }
         }
         let defaults = file.limits.apply(Limits::default(), "limits", &mut problems);
         if !file.plugin.is_empty() {
@@ -544,6 +593,15 @@ struct FileConfig {
     plugin: Vec<FilePlugin>,
     #[serde(default)]
     publisher: Vec<FilePublisher>,
+    recall: Option<FileRecall>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRecall {
+    mode: Option<RecallMode>,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -593,6 +651,7 @@ struct FileLimits {
     blob_quota_bytes: Option<u64>,
     storage_max_keys: Option<u64>,
     blob_max_ttl_seconds: Option<u64>,
+    index_quota_bytes: Option<u64>,
 }
 
 impl FileLimits {
@@ -626,6 +685,9 @@ impl FileLimits {
         }
         if let Some(seconds) = positive("blob_max_ttl_seconds", self.blob_max_ttl_seconds) {
             limits.blob_max_ttl_seconds = seconds;
+        }
+        if let Some(bytes) = positive("index_quota_bytes", self.index_quota_bytes) {
+            limits.index_quota_bytes = bytes;
         }
         limits
     }

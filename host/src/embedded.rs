@@ -18,7 +18,9 @@ pub const EMBEDDED: &[&str] = &["scratchpad", "observations", "context-guard"];
 pub fn grants(name: &str) -> Grants {
     use Power::*;
     match name {
-        "scratchpad" => Grants::of(&[Guidance, Inject, CompactionWarnings, Storage, Tokens, Log, Config]),
+        "scratchpad" => {
+            Grants::of(&[Guidance, Inject, CompactionWarnings, Storage, Checkpoints, Index, Tokens, Log, Config])
+        }
         "observations" => {
             Grants::of(&[ReadToolTraffic, RewriteToolCalls, BlockToolCalls, ReplaceToolResults, Blobs, Log, Config])
         }

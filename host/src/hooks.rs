@@ -47,7 +47,7 @@ impl Host {
     }
 
     /// `before-query` across the plugins in order, after the standing guidance.
-    async fn query(&self, tx: &mut crate::transaction::Tx<'_>, message: &str) -> Result<Prompt> {
+    pub(crate) async fn query(&self, tx: &mut crate::transaction::Tx<'_>, message: &str) -> Result<Prompt> {
         let mut prompt = Prompt { injections: tx.guidance() };
         for (index, loaded) in self.inner.plugins.iter().enumerate() {
             if !loaded.info.grants.calls(Hook::BeforeQuery, false) {

@@ -56,6 +56,8 @@ pub(crate) struct Inner {
     /// Checkpoints asked for by committed calls, as (session, plugin, request), waiting for
     /// the end of their session's turn.
     pub(crate) checkpoint_requests: Mutex<Vec<(String, String, PendingCheckpoint)>>,
+    /// What plugins may do with a project's search index.
+    pub(crate) recall: crate::config::Recall,
     locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
 }
 
@@ -160,6 +162,7 @@ impl Host {
             tool_names,
             summarizer: config.summarizer.clone(),
             checkpoint_requests: Mutex::new(Vec::new()),
+            recall: config.recall.clone(),
             locks: Mutex::new(HashMap::new()),
         };
         let host = Host { inner: Arc::new(inner) };
@@ -209,14 +212,29 @@ impl Host {
         self.inner.sandbox.tokenizer.count(text)
     }
 
-    /// Creates session `id` and returns the plugins' standing guidance for it.
+    /// Creates session `id`, in no project, and returns the plugins' standing guidance for it
+    /// (a spawned or forked session is in its parent's project): [`Host::create_session_in`].
+    pub async fn create_session(&self, id: &str, origin: Origin) -> Result<Vec<Injection>> {
+        self.create_session_in(id, origin, None).await
+    }
+
+    /// Creates session `id` in `project` and returns the plugins' standing guidance for it.
+    ///
+    /// The project (a key: [`check_project`](crate::check_project); a coding agent's comes from
+    /// its working directory, [`project_of_dir`](crate::project_of_dir)) is what recall keeps
+    /// the session's findings under and finds earlier sessions' by. `None` for a spawned or
+    /// forked session means its parent's project; for a new one, no project: it recalls
+    /// nothing and is recalled by nothing.
     ///
     /// Every plugin's `before-session-create` runs first; then the session row, the guidance,
     /// the state copied from the parent (for each plugin that asked) and the hooks' own
-    /// writes are committed in one transaction. A duplicate id or a missing parent changes
-    /// nothing.
-    pub async fn create_session(&self, id: &str, origin: Origin) -> Result<Vec<Injection>> {
+    /// writes are committed in one transaction. A duplicate id, a missing parent or a bad
+    /// project key changes nothing.
+    pub async fn create_session_in(&self, id: &str, origin: Origin, project: Option<&str>) -> Result<Vec<Injection>> {
         check_id("session id", id)?;
+        if let Some(project) = project {
+            crate::project::check_project(project)?;
+        }
         let _guard = self.lock(id).await;
         let parent = origin.parent().map(str::to_owned);
         let exists = self.inner.db.session_exists(id).await?;
@@ -230,6 +248,11 @@ impl Host {
         if !parent_exists {
             return Err(Error::SessionNotFound(origin.parent().unwrap_or_default().to_owned()));
         }
+        let project = match (project, &parent) {
+            (Some(project), _) => Some(project.to_owned()),
+            (None, Some(parent)) => self.inner.db.session(parent).await?.and_then(|record| record.project),
+            (None, None) => None,
+        };
 
         let info = wit::SessionInfo { session_id: id.to_owned(), origin: to_wit_origin(&origin) };
         let mut guidance = Vec::new();
@@ -265,7 +288,7 @@ impl Host {
             guidance.extend(setup.injections.into_iter().map(|i| from_wit_injection(&loaded.info.name, i)));
             inits.push(PluginInit { plugin: loaded.info.name.clone(), inherit, writes: call.scope.into_writes() });
         }
-        self.inner.db.create_session(id, &origin, &guidance, inits).await?;
+        self.inner.db.create_session(id, &origin, project.as_deref(), &guidance, inits).await?;
         Ok(guidance)
     }
 

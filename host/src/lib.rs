@@ -59,7 +59,10 @@ mod names;
 mod notepad;
 mod plugin;
 pub mod precompiled;
+mod privacy;
+mod project;
 mod prompt;
+mod recall;
 mod resources;
 mod sandbox;
 mod sources;
@@ -75,7 +78,8 @@ mod warm;
 pub use capabilities::tokenizer::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
 pub use config::{
-    Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, SignaturePolicy, cache_dir, data_dir,
+    Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, Recall, RecallMode, SignaturePolicy,
+    cache_dir, data_dir,
 };
 pub use error::{Error, FailureKind, PluginFailure, Result};
 pub use grants::{Grants, Power};
@@ -86,6 +90,8 @@ pub use metrics::Metrics;
 pub use names::{MAX_TOOL_NAME, ToolNameError, ToolNames, api_tool_name};
 pub use notepad::{Notepad, NotepadUsage, SANDBOX_TURN_ID};
 pub use plugin::{PluginSummary, WORLD};
+pub use privacy::{REDACTED, scrub as scrub_private};
+pub use project::{MAX_PROJECT_KEY, check_project, project_of_dir};
 pub use prompt::{Prompt, RenderedPrompt};
 /// Pulling plugins from OCI registries and checking their signatures (re-exported for the CLI
 /// and embedders that configure publishers in code).
@@ -93,7 +99,8 @@ pub use scratchpad_supply as supply;
 pub use store::location::{DATABASE_URL_ENV, redact as redact_database_url};
 pub use store::migrate::{MigrationReport, migrate};
 pub use store::{
-    BlobEntry, EventCount, EventKind, Location, MAX_EVENT_MESSAGE, MAX_EVENTS_PER_SESSION, PluginEvent, SessionRecord,
+    BlobEntry, EventCount, EventKind, IndexFilter, IndexUsage, IndexedDocument, Location, MAX_EVENT_MESSAGE,
+    MAX_EVENTS_PER_SESSION, PluginEvent, SessionRecord,
 };
 pub use timestamp::iso8601;
 pub use types::{

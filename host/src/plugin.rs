@@ -21,10 +21,10 @@ use crate::types::ToolSpec;
 use crate::warm::WarmPool;
 
 /// The contract a component must implement.
-pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.2";
+pub const WORLD: &str = "scratchpad:plugin/plugin@0.1.3";
 
 /// The export through which a plugin asks for its powers (new in 0.1.1; optional).
-const PERMISSIONS: &str = "scratchpad:plugin/permissions@0.1.2";
+const PERMISSIONS: &str = "scratchpad:plugin/permissions@0.1.3";
 
 /// Most power names a plugin may ask for in one answer (each power once; a few to spare for
 /// names a newer contract adds, which are refused by name).
@@ -76,6 +76,8 @@ pub struct PluginSummary {
     pub storage_max_keys: u64,
     /// Longest lifetime it may give an offloaded observation, in seconds.
     pub blob_max_ttl_seconds: u64,
+    /// Its quota in each project's search index, in bytes.
+    pub index_quota_bytes: u64,
     /// The powers it holds.
     pub grants: Vec<&'static str>,
     /// The powers it asked for; `None` for a 0.1.0 component, which cannot ask.
@@ -96,6 +98,7 @@ impl LoadedPlugin {
             blob_quota_bytes,
             storage_max_keys,
             blob_max_ttl_seconds,
+            index_quota_bytes,
         } = self.info.limits;
         PluginSummary {
             name: self.info.name.clone(),
@@ -107,6 +110,7 @@ impl LoadedPlugin {
             blob_quota_bytes,
             storage_max_keys,
             blob_max_ttl_seconds,
+            index_quota_bytes,
             grants: self.info.grants.names(),
             requested: self.requested.map(Grants::names),
             identity: self.identity.clone(),

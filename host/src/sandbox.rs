@@ -225,6 +225,8 @@ pub(crate) struct Spent<'s> {
     pub(crate) scope: Scope,
     /// Blob entries the call stored.
     pub(crate) pending_blobs: Vec<PendingBlob>,
+    /// The call's writes to its project's search index.
+    pub(crate) pending_index: Vec<crate::store::IndexWrite>,
     /// The checkpoint the call asked for.
     pub(crate) checkpoint_request: Option<PendingCheckpoint>,
     /// Linear memory (at instantiation, peak), bytes.
@@ -241,6 +243,7 @@ impl<'s> Spent<'s> {
         Spent {
             scope: std::mem::take(&mut state.scope),
             pending_blobs: std::mem::take(&mut state.pending_blobs),
+            pending_index: std::mem::take(&mut state.pending_index),
             checkpoint_request: state.checkpoint_request.take(),
             memory: state.limiter.usage(),
             used: store,

@@ -27,7 +27,9 @@ use crate::error::{Error, Result};
 use crate::grants::Power;
 use crate::host::{Host, check_id};
 use crate::sandbox::{CallFuture, CallOutput, check_power, check_value};
-use crate::store::{Commit, Head, PendingBlob, ScopeToRead, ScopeWrites, Snapshot, parse_guidance};
+use crate::store::{
+    Commit, Head, IndexWrite, PendingBlob, PluginWrites, ScopeToRead, ScopeWrites, Snapshot, parse_guidance,
+};
 use crate::types::{Injection, TurnContext};
 
 /// How often an operation is re-run when other processes keep committing to its session
@@ -83,12 +85,13 @@ pub(crate) struct Tx<'h> {
 pub(crate) struct Effects {
     writes: ScopeWrites,
     blobs: Vec<PendingBlob>,
+    index: Vec<IndexWrite>,
     checkpoint: Option<PendingCheckpoint>,
 }
 
 impl Effects {
     fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.blobs.is_empty()
+        self.writes.is_empty() && self.blobs.is_empty() && self.index.is_empty()
     }
 }
 
@@ -147,6 +150,35 @@ impl Host {
         self.begin_at(session, None, involved).await
     }
 
+    /// An operation that is never finished on a session that does not exist: the first turn
+    /// of a new session `session` of `project`, every plugin's state empty and nothing read or
+    /// written (what a new session would receive, for the viewer).
+    pub(crate) fn begin_imagined(&self, session: &str, project: &str) -> Tx<'_> {
+        let head = Head {
+            turn_id: None,
+            turn_index: -1,
+            version: 0,
+            guidance_json: "[]".into(),
+            project: Some(project.to_owned()),
+        };
+        let turn = wit::Turn {
+            session_id: session.to_owned(),
+            turn_id: String::new(),
+            turn_index: 0,
+            tokens_used: None,
+            context_window: None,
+        };
+        Tx {
+            host: self,
+            session: session.to_owned(),
+            head,
+            turn,
+            snapshots: (0..self.inner.plugins.len()).map(|_| Some(Snapshot::default())).collect(),
+            effects: Vec::new(),
+            writes: false,
+        }
+    }
+
     async fn begin_at(&self, session: &str, turn: Option<&TurnContext>, involved: Involved) -> Result<Tx<'_>> {
         let scope = |i: usize| ScopeToRead { index: i, plugin: self.inner.plugins[i].info.name.clone() };
         let names: Vec<ScopeToRead> = match involved {
@@ -188,7 +220,12 @@ impl Host {
                 requests.push((session.clone(), name.clone(), request));
             }
             if !effect.is_empty() {
-                writes.push((name, effect.writes, effect.blobs));
+                writes.push(PluginWrites {
+                    plugin: name,
+                    writes: effect.writes,
+                    blobs: effect.blobs,
+                    index: effect.index,
+                });
             }
         }
         let outcome =
@@ -217,7 +254,7 @@ impl Tx<'_> {
     /// instance of `internals.rs`).
     #[cfg(feature = "internals")]
     pub(crate) fn keep_writes(&mut self, index: usize, writes: ScopeWrites) {
-        self.effects.push((index, Effects { writes, blobs: Vec::new(), checkpoint: None }));
+        self.effects.push((index, Effects { writes, blobs: Vec::new(), index: Vec::new(), checkpoint: None }));
     }
 
     /// Runs one call of plugin `index` on its snapshot and keeps its effects when its value
@@ -250,6 +287,7 @@ impl Tx<'_> {
             db: host.inner.db.clone(),
             plugin: loaded.info.name.clone(),
             session: self.session.clone(),
+            project: host.recall_project(self.head.project.as_deref()),
         });
         // Take an instance made ahead; once the call is done, a task of its own gives the used
         // instance's slot back and makes the successor (see `warm.rs`).
@@ -286,7 +324,12 @@ impl Tx<'_> {
         if value.commits() {
             let bytes = spent.pending_blobs.iter().map(|blob| blob.content.bytes.len() as u64).sum();
             metrics.offloaded(&loaded.info.name, bytes);
-            let effects = Effects { writes, blobs: spent.pending_blobs, checkpoint: spent.checkpoint_request };
+            let effects = Effects {
+                writes,
+                blobs: spent.pending_blobs,
+                index: spent.pending_index,
+                checkpoint: spent.checkpoint_request,
+            };
             self.effects.push((index, effects));
         }
         Ok(value)

@@ -14,7 +14,7 @@ use crate::host::Host;
 use crate::transaction::Involved;
 
 /// The export through which a plugin describes its state (new in 0.1.2; optional).
-const VIEW: &str = "scratchpad:plugin/view@0.1.2";
+const VIEW: &str = "scratchpad:plugin/view@0.1.3";
 
 /// The name the host gives the call in errors, events and metrics.
 pub(crate) const HOOK: &str = "describe";
@@ -144,8 +144,12 @@ impl Host {
             let snapshot = tx.take_snapshot(index);
             let Some(export) = &loaded.view else { continue };
             let scope = Scope::new(snapshot, &loaded.info.limits);
-            let session =
-                SessionScope { db: self.inner.db.clone(), plugin: loaded.info.name.clone(), session: id.to_owned() };
+            let session = SessionScope {
+                db: self.inner.db.clone(),
+                plugin: loaded.info.name.clone(),
+                session: id.to_owned(),
+                project: None,
+            };
             let started = std::time::Instant::now();
             let outcome = self
                 .inner

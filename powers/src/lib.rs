@@ -41,11 +41,14 @@ pub enum Power {
     Log,
     /// The `config` import.
     Config,
+    /// The `index` import: the project's search index, across the project's sessions (new in
+    /// contract 0.1.3).
+    Index,
 }
 
 impl Power {
     /// Every power, in the contract's order.
-    pub const ALL: [Power; 14] = [
+    pub const ALL: [Power; 15] = [
         Power::Inject,
         Power::Guidance,
         Power::RewriteToolCalls,
@@ -60,6 +63,7 @@ impl Power {
         Power::Tokens,
         Power::Log,
         Power::Config,
+        Power::Index,
     ];
 
     /// The power's name in the contract and in configuration files.
@@ -79,6 +83,7 @@ impl Power {
             Power::Tokens => "tokens",
             Power::Log => "log",
             Power::Config => "config",
+            Power::Index => "index",
         }
     }
 

@@ -151,7 +151,7 @@ async fn components_that_do_not_implement_the_contract_are_refused_saying_which_
         (
             "future",
             std::fs::read(components::FUTURE_PATH).unwrap(),
-            &["built against version 0.2.0", "implements 0.1.2"],
+            &["built against version 0.2.0", "implements 0.1.3"],
         ),
     ];
     for (name, bytes, needles) in cases {

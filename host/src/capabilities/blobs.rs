@@ -74,7 +74,7 @@ impl Host for CallState {
         entry: NewEntry,
     ) -> wasmtime::Result<Result<String, BlobError>> {
         self.require(crate::grants::Power::Blobs)?;
-        let Some(SessionScope { db, plugin, session }) = self.session.clone() else {
+        let Some(SessionScope { db, plugin, session, .. }) = self.session.clone() else {
             return Ok(Err(BlobError::Invalid("there is no session in this call".into())));
         };
         if entry.ttl_seconds == 0 {
@@ -140,7 +140,7 @@ impl Host for CallState {
         if let Some(pending) = self.pending(&id) {
             return Ok(Some(to_wit(pending.entry(&self.plugin.name), now)));
         }
-        let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(None) };
+        let Some(SessionScope { db, plugin, session, .. }) = self.session.clone() else { return Ok(None) };
         let entry = within_deadline(self.deadline, db.blob_stat(&plugin, &session, &id)).await?;
         Ok(entry.map(|e| to_wit(e, now)))
     }
@@ -148,7 +148,7 @@ impl Host for CallState {
     async fn list_turn(&mut self, turn_id: String) -> wasmtime::Result<Vec<Entry>> {
         self.require(crate::grants::Power::Blobs)?;
         let now = now_ms() as u64;
-        let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(Vec::new()) };
+        let Some(SessionScope { db, plugin, session, .. }) = self.session.clone() else { return Ok(Vec::new()) };
         let mut entries = within_deadline(self.deadline, db.blob_list(Some(&plugin), &session, Some(&turn_id))).await?;
         entries.extend(self.pending_blobs.iter().filter(|b| b.turn_id == turn_id).map(|b| b.entry(&self.plugin.name)));
         Ok(entries.into_iter().map(|e| to_wit(e, now)).collect())
@@ -159,7 +159,7 @@ impl Host for CallState {
         if let Some(pending) = self.pending(&id) {
             return Ok(Ok(pending.content.slice(offset, len).to_vec()));
         }
-        let Some(SessionScope { db, plugin, session }) = self.session.clone() else {
+        let Some(SessionScope { db, plugin, session, .. }) = self.session.clone() else {
             return Ok(Err(BlobError::NotFound(format!("no entry `{id}`"))));
         };
         let len = len.min(MAX_READ_BYTES) as usize;
@@ -169,7 +169,7 @@ impl Host for CallState {
 
     async fn gc(&mut self) -> wasmtime::Result<u32> {
         self.require(crate::grants::Power::Blobs)?;
-        let Some(SessionScope { db, plugin, session }) = self.session.clone() else { return Ok(0) };
+        let Some(SessionScope { db, plugin, session, .. }) = self.session.clone() else { return Ok(0) };
         within_deadline(self.deadline, db.blob_gc(Some((&plugin, &session)), now_ms() as u64)).await
     }
 }

@@ -16,13 +16,24 @@ use crate::config::Limits;
 use crate::store::{Db, PendingBlob};
 use crate::types::CheckpointTrigger;
 
-/// Where a call's database-backed imports (blobs, checkpoints) look: the database, the
-/// plugin and the session.
+/// Where a call's database-backed imports (blobs, checkpoints, index) look: the database, the
+/// plugin, the session, and the project's index as the operator allows it.
 #[derive(Clone)]
 pub(crate) struct SessionScope {
     pub(crate) db: Db,
     pub(crate) plugin: String,
     pub(crate) session: String,
+    /// The session's project and what the call may do with its index (`None`: no project, or
+    /// it opted out).
+    pub(crate) project: Option<ProjectIndex>,
+}
+
+/// A project's search index as one call may use it.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectIndex {
+    pub(crate) project: String,
+    /// Whether the call may write (not in read-only mode).
+    pub(crate) writable: bool,
 }
 
 /// What a call knows about the plugin it runs.
@@ -65,6 +76,8 @@ pub(crate) struct CallState {
     pub(crate) session: Option<SessionScope>,
     /// Blob entries stored by this call, written when it commits.
     pub(crate) pending_blobs: Vec<PendingBlob>,
+    /// Writes to the project's search index by this call, applied when it commits.
+    pub(crate) pending_index: Vec<crate::store::IndexWrite>,
     /// Makes blob ids of concurrent calls distinct.
     pub(crate) id_salt: u64,
     /// Whether the embedder gave the host a summarizer (the `checkpoints` import).
@@ -104,6 +117,7 @@ impl CallState {
             limiter,
             session: None,
             pending_blobs: Vec::new(),
+            pending_index: Vec::new(),
             id_salt: SALT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             summarizer_available: false,
             checkpoint_request: None,

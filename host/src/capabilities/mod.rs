@@ -7,6 +7,7 @@ pub(crate) mod blobs;
 pub(crate) mod call;
 pub(crate) mod checkpoints;
 pub(crate) mod config;
+pub(crate) mod index;
 pub(crate) mod log;
 pub(crate) mod memory;
 pub(crate) mod metadata;

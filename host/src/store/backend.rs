@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 
+use super::index::{IndexFilter, IndexQuery, IndexUsage, IndexedDocument};
 use super::records::{
     BlobEntry, Claim, Commit, Head, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
     SessionRecord,
@@ -30,6 +31,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
         &self,
         id: &str,
         origin: &Origin,
+        project: Option<&str>,
         guidance: &[Injection],
         inits: Vec<PluginInit>,
     ) -> Result<()>;
@@ -120,6 +122,39 @@ pub(crate) trait Backend: Send + Sync + 'static {
     async fn checkpoints(&self, session: &str) -> Result<Vec<Checkpoint>>;
     /// The newest checkpoint of `session`.
     async fn latest_checkpoint(&self, session: &str) -> Result<Option<Checkpoint>>;
+
+    // Projects' search indexes (the `index` import; writes go with an operation's commit).
+
+    /// Document `id` of `plugin` in `project`.
+    async fn index_get(&self, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>>;
+    /// The documents of `plugin` in `project` matching `query`, best first, each with its
+    /// score (higher is better); a search still running at `deadline` ends with
+    /// [`DeadlineExceeded`](crate::error::DeadlineExceeded).
+    async fn index_search(
+        &self,
+        project: &str,
+        plugin: &str,
+        query: &IndexQuery,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<(IndexedDocument, f64)>>;
+    /// The newest documents of `plugin` in `project` (of `kind`; leaving out `not_session`'s).
+    async fn index_recent(
+        &self,
+        project: &str,
+        plugin: &str,
+        kind: Option<&str>,
+        not_session: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<IndexedDocument>>;
+    /// What each plugin keeps in the index of `project` (of every project when `None`).
+    async fn index_usage(&self, project: Option<&str>) -> Result<Vec<IndexUsage>>;
+    /// Every document `filter` means, oldest first.
+    async fn index_documents(&self, filter: &IndexFilter) -> Result<Vec<IndexedDocument>>;
+    /// Removes every document `filter` means, and what is left of them on disk; returns how
+    /// many.
+    async fn index_forget(&self, filter: &IndexFilter) -> Result<u64>;
+    /// Keeps `documents`, each in its own project and plugin, replacing any with its id.
+    async fn index_import(&self, documents: Vec<IndexedDocument>) -> Result<u64>;
 
     // Plugin identities.
 

@@ -116,7 +116,7 @@ impl HotSessions {
         let hot = inner.sessions.get(session).filter(|hot| hot.version == expected_version)?;
         let mut next = Hot::new(expected_version + 1);
         for (plugin, snapshot) in &hot.scopes {
-            let writes = calls.iter().find(|(name, ..)| name == plugin).map(|(_, writes, _)| writes);
+            let writes = calls.iter().find(|call| call.plugin == *plugin).map(|call| &call.writes);
             next.keep(plugin, writes.map_or_else(|| snapshot.clone(), |w| snapshot.with_writes(w)));
         }
         Some(Next(next))
@@ -177,7 +177,8 @@ mod tests {
     use crate::store::ScopeWrites;
 
     fn read(version: i64, scopes: &[(usize, &[(&str, &str)])]) -> Read {
-        let head = Head { turn_id: Some("t".into()), turn_index: 0, version, guidance_json: "[]".into() };
+        let head =
+            Head { turn_id: Some("t".into()), turn_index: 0, version, guidance_json: "[]".into(), project: None };
         let snapshots = scopes
             .iter()
             .map(|(i, entries)| {
@@ -227,7 +228,8 @@ mod tests {
         let mut writes = ScopeWrites::default();
         writes.state.insert("k".into(), Some(b"v2".to_vec()));
         writes.state.insert("gone".into(), None);
-        let calls = vec![("a".to_owned(), writes, Vec::new())];
+        let calls =
+            vec![crate::store::PluginWrites { plugin: "a".to_owned(), writes, blobs: Vec::new(), index: Vec::new() }];
         assert!(cache.prepare_commit("s", 2, &calls).is_none(), "nothing is kept at version 2");
         let next = cache.prepare_commit("s", 3, &calls);
         assert_eq!(value(&cache, 3, 0, "k").as_deref(), Some(&b"v"[..]), "unchanged until the commit lands");

@@ -22,6 +22,7 @@
 mod backend;
 mod entries;
 mod hot;
+pub(crate) mod index;
 pub(crate) mod location;
 pub(crate) mod migrate;
 #[cfg(feature = "postgres")]
@@ -36,6 +37,8 @@ use entries::KnownEntries;
 use hot::HotSessions;
 
 pub(crate) use backend::{Backend, INLINE_READ_BYTES};
+pub use index::{IndexFilter, IndexUsage, IndexedDocument};
+pub(crate) use index::{IndexQuery, IndexWrite};
 pub use location::Location;
 pub(crate) use records::*;
 pub use records::{
@@ -202,7 +205,7 @@ mod tests {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async {
                 let db = Arc::new(Db::open(&location).await.unwrap());
-                db.create_session("s", &Origin::New, &[], Vec::new()).await.unwrap();
+                db.create_session("s", &Origin::New, None, &[], Vec::new()).await.unwrap();
                 let scope = || vec![ScopeToRead { index: 0, plugin: "p".into() }];
                 // The first begin enters the turn and keeps the read: every later one is hot.
                 db.begin("s", Some("t"), None, scope()).await.unwrap();

@@ -36,6 +36,9 @@ pub struct SessionRecord {
     pub compaction_count: i64,
     /// The runtime's last reported token total, when known.
     pub total_tokens: Option<i64>,
+    /// The project it belongs to (what recall keeps its findings under), if any.
+    #[serde(default)]
+    pub project: Option<String>,
 }
 
 /// What a plugin contributes to a new session.
@@ -55,6 +58,8 @@ pub(crate) struct Head {
     pub(crate) turn_index: i64,
     pub(crate) version: i64,
     pub(crate) guidance_json: String,
+    /// The project the session belongs to.
+    pub(crate) project: Option<String>,
 }
 
 /// The standing guidance stored as JSON text.
@@ -154,8 +159,17 @@ pub(crate) enum Commit {
     Conflict,
 }
 
-/// One plugin call's effects to commit: the plugin, its writes and its new blob entries.
-pub(crate) type PluginWrites = (String, ScopeWrites, Vec<PendingBlob>);
+/// One plugin call's effects to commit.
+pub(crate) struct PluginWrites {
+    /// The plugin.
+    pub(crate) plugin: String,
+    /// Its storage and metadata writes.
+    pub(crate) writes: ScopeWrites,
+    /// Its new blob entries.
+    pub(crate) blobs: Vec<PendingBlob>,
+    /// Its writes to the project's search index, in order.
+    pub(crate) index: Vec<super::index::IndexWrite>,
+}
 
 /// One plugin scope an operation reads at its start.
 pub(crate) struct ScopeToRead {
@@ -294,6 +308,8 @@ pub(crate) struct SessionExport {
     pub(crate) checkpoints: Vec<Checkpoint>,
     /// Every offloaded observation with its content, oldest first.
     pub(crate) observations: Vec<(BlobEntry, Vec<u8>)>,
+    /// Every document the session kept in its project's search index, oldest first.
+    pub(crate) index: Vec<super::index::IndexedDocument>,
 }
 
 /// The checkpoint written for `request`, stored under `id` at `now_ms` after `parent_id`.

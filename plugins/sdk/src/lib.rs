@@ -28,12 +28,14 @@
 pub mod args;
 mod checkpoints;
 pub mod config;
+mod index;
 mod metadata;
 mod storage;
 
 pub use checkpoints::{
     Checkpoint, CheckpointRequest, Checkpoints, HostCheckpoints, RecordedCheckpoints, Summary, Trigger,
 };
+pub use index::{Access, Document, Hit, HostIndex, Index, IndexError, MemoryIndex, Query, Stored};
 pub use metadata::{HostMetadata, MemoryMetadata, Metadata, MetadataError};
 /// The powers a plugin asks for, by the names the host grants (crate `scratchpad-powers`).
 pub use scratchpad_powers::Power;

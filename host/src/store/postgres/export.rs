@@ -3,7 +3,7 @@
 use deadpool_postgres::Object;
 use tokio_postgres::IsolationLevel;
 
-use super::{blobs, records, scope, sessions};
+use super::{blobs, index, records, scope, sessions};
 use crate::Result;
 use crate::store::{SessionExport, now_ms, origin_tag};
 
@@ -27,6 +27,8 @@ pub(super) async fn session(client: &mut Object, id: &str) -> Result<Option<Sess
         metadata: scope::dump_metadata(&tx, id).await?,
         checkpoints: records::checkpoints(&tx, id, false).await?,
         observations,
+        index: index::documents(&tx, &crate::store::IndexFilter { session: Some(id.to_owned()), ..Default::default() })
+            .await?,
         record,
     };
     tx.commit().await?;
@@ -40,8 +42,8 @@ pub(super) async fn import(client: &mut Object, export: &SessionExport) -> Resul
     let inserted = tx
         .execute(
             "INSERT INTO sessions (id, parent, origin, created_at, updated_at, turn_id, turn_index, version, guidance,
-                                   compaction_count, total_tokens)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING",
+                                   compaction_count, total_tokens, project)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING",
             &[
                 &record.id,
                 &export.parent,
@@ -54,6 +56,7 @@ pub(super) async fn import(client: &mut Object, export: &SessionExport) -> Resul
                 &export.guidance_json,
                 &record.compaction_count,
                 &record.total_tokens,
+                &record.project,
             ],
         )
         .await?;
@@ -80,6 +83,7 @@ pub(super) async fn import(client: &mut Object, export: &SessionExport) -> Resul
     for (entry, content) in &export.observations {
         blobs::insert(&tx, &record.id, entry, content).await?;
     }
+    index::import_in(&tx, &export.index).await?;
     tx.commit().await?;
     Ok(true)
 }

@@ -16,6 +16,7 @@
 mod blobs;
 mod events;
 mod export;
+mod index;
 mod operation;
 mod records;
 mod schema;
@@ -29,7 +30,10 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 
 use super::location::redact;
-use super::{Claim, Commit, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use super::{
+    Claim, Commit, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent, PluginInit,
+    PluginWrites, Read, ScopeToRead, SessionExport,
+};
 use crate::store::backend::Backend;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
@@ -110,10 +114,52 @@ impl Backend for Postgres {
         &self,
         id: &str,
         origin: &Origin,
+        project: Option<&str>,
         guidance: &[Injection],
         inits: Vec<PluginInit>,
     ) -> Result<()> {
-        sessions::create(&mut self.client().await?, id, origin, guidance, &inits).await
+        sessions::create(&mut self.client().await?, id, origin, project, guidance, &inits).await
+    }
+
+    async fn index_get(&self, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>> {
+        index::get(&self.client().await?, project, plugin, id).await
+    }
+
+    async fn index_search(
+        &self,
+        project: &str,
+        plugin: &str,
+        query: &IndexQuery,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<(IndexedDocument, f64)>> {
+        index::search(&mut self.client().await?, project, plugin, query, deadline).await
+    }
+
+    async fn index_recent(
+        &self,
+        project: &str,
+        plugin: &str,
+        kind: Option<&str>,
+        not_session: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<IndexedDocument>> {
+        index::recent(&self.client().await?, project, plugin, kind, not_session, limit).await
+    }
+
+    async fn index_usage(&self, project: Option<&str>) -> Result<Vec<IndexUsage>> {
+        index::usage(&self.client().await?, project).await
+    }
+
+    async fn index_documents(&self, filter: &IndexFilter) -> Result<Vec<IndexedDocument>> {
+        index::documents(&self.client().await?, filter).await
+    }
+
+    async fn index_forget(&self, filter: &IndexFilter) -> Result<u64> {
+        index::forget(&mut self.client().await?, filter).await
+    }
+
+    async fn index_import(&self, documents: Vec<IndexedDocument>) -> Result<u64> {
+        index::import(&mut self.client().await?, &documents).await
     }
 
     async fn session_exists(&self, id: &str) -> Result<bool> {

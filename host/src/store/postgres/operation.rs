@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use deadpool_postgres::Object;
 
 use super::scope::apply;
-use super::{blobs, sessions};
+use super::{blobs, index, sessions};
 use crate::store::{Commit, PluginWrites, Read, ScopeToRead, ScopeWrites, Snapshot, now_ms};
 use crate::{Error, Result};
 
@@ -34,13 +34,13 @@ const BEGIN: &str = "
     )
     SELECT -1 AS space, NULL::text AS plugin, NULL::text AS key, NULL::bytea AS value,
            COALESCE((SELECT turn_id FROM entered), s.turn_id), COALESCE((SELECT turn_index FROM entered), s.turn_index),
-           s.version, s.guidance, EXISTS (SELECT 1 FROM entered)
+           s.version, s.guidance, EXISTS (SELECT 1 FROM entered), s.project
       FROM sessions s WHERE s.id = $1
     UNION ALL
-    SELECT 0, plugin, key, value, NULL, NULL, NULL, NULL, NULL FROM plugin_state
+    SELECT 0, plugin, key, value, NULL, NULL, NULL, NULL, NULL, NULL FROM plugin_state
      WHERE session = $1 AND plugin = ANY($2)
     UNION ALL
-    SELECT 1, plugin, key, convert_to(value, 'UTF8'), NULL, NULL, NULL, NULL, NULL FROM plugin_metadata
+    SELECT 1, plugin, key, convert_to(value, 'UTF8'), NULL, NULL, NULL, NULL, NULL, NULL FROM plugin_metadata
      WHERE session = $1 AND plugin = ANY($2)";
 
 /// Enters `turn_id` (none: enters nothing) and reads the head and the scopes of `plugins` at
@@ -61,7 +61,7 @@ pub(super) async fn begin(
     for row in &rows {
         let space: i32 = row.get(0);
         if space < 0 {
-            head = Some(sessions::read_head(row, 4));
+            head = Some(sessions::read_head(row, 4, 9));
             entered = row.get(8);
             continue;
         }
@@ -88,17 +88,26 @@ pub(super) async fn commit(
     expected_version: i64,
     calls: &[PluginWrites],
 ) -> Result<Commit> {
-    let writes: Vec<(&str, &ScopeWrites)> = calls.iter().map(|(plugin, writes, _)| (plugin.as_str(), writes)).collect();
-    if calls.iter().all(|(_, _, blobs)| blobs.is_empty()) {
+    let writes: Vec<(&str, &ScopeWrites)> = calls.iter().map(|call| (call.plugin.as_str(), &call.writes)).collect();
+    if calls.iter().all(|call| call.blobs.is_empty() && call.index.is_empty()) {
         return apply(&*client, session, expected_version, true, &writes).await;
     }
     let tx = client.transaction().await?;
     if apply(&tx, session, expected_version, true, &writes).await? == Commit::Conflict {
         return Ok(Commit::Conflict);
     }
-    for (plugin, _, pending) in calls {
-        for blob in pending {
-            blobs::insert(&tx, session, &blob.entry(plugin), &blob.content.bytes).await?;
+    // The version check above locked the session's row: its project is the one the calls saw.
+    let project: Option<String> = if calls.iter().any(|call| !call.index.is_empty()) {
+        tx.query_one("SELECT project FROM sessions WHERE id = $1", &[&session]).await?.get(0)
+    } else {
+        None
+    };
+    for call in calls {
+        for blob in &call.blobs {
+            blobs::insert(&tx, session, &blob.entry(&call.plugin), &blob.content.bytes).await?;
+        }
+        if let (Some(project), false) = (&project, call.index.is_empty()) {
+            index::apply(&tx, project, &call.plugin, &call.index).await?;
         }
     }
     tx.commit().await?;

@@ -110,6 +110,52 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX plugin_events_session ON plugin_events (session, ordinal);
 "#,
+    // Which project a session belongs to, and each plugin's search index of a project (see
+    // `index.rs`): the documents with a stored tsvector under a GIN index, and each scope's
+    // usage for its quota, kept by a trigger.
+    r#"
+    ALTER TABLE sessions ADD COLUMN project TEXT;
+    CREATE INDEX sessions_project ON sessions (project);
+    CREATE TABLE index_documents (
+        project TEXT COLLATE "C" NOT NULL,
+        plugin TEXT COLLATE "C" NOT NULL,
+        id TEXT COLLATE "C" NOT NULL,
+        session TEXT COLLATE "C" NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        at_ms BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        ordinal BIGSERIAL,
+        search tsvector GENERATED ALWAYS AS
+            (setweight(to_tsvector('simple', title), 'A') || setweight(to_tsvector('simple', body), 'B')) STORED,
+        PRIMARY KEY (project, plugin, id)
+    );
+    CREATE INDEX index_documents_search ON index_documents USING GIN (search);
+    CREATE INDEX index_documents_recent ON index_documents (project, plugin, at_ms);
+    CREATE INDEX index_documents_session ON index_documents (session);
+    CREATE TABLE index_usage (
+        project TEXT COLLATE "C" NOT NULL,
+        plugin TEXT COLLATE "C" NOT NULL,
+        documents BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        PRIMARY KEY (project, plugin)
+    );
+    CREATE FUNCTION index_usage_count() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            INSERT INTO index_usage AS u (project, plugin, documents, bytes)
+                VALUES (NEW.project, NEW.plugin, 1, NEW.bytes)
+                ON CONFLICT (project, plugin) DO UPDATE SET documents = u.documents + 1, bytes = u.bytes + NEW.bytes;
+            RETURN NEW;
+        END IF;
+        UPDATE index_usage SET documents = documents - 1, bytes = bytes - OLD.bytes
+         WHERE project = OLD.project AND plugin = OLD.plugin;
+        RETURN OLD;
+    END $$;
+    CREATE TRIGGER index_documents_usage AFTER INSERT OR DELETE ON index_documents
+        FOR EACH ROW EXECUTE FUNCTION index_usage_count();
+"#,
 ];
 
 /// Brings the schema up to date, serialized across every process by the advisory lock.

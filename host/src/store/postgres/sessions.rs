@@ -10,13 +10,14 @@ use crate::types::{Injection, Origin};
 use crate::{Error, Result};
 
 const SELECT: &str = "SELECT id, parent, origin, created_at, updated_at, turn_id, turn_index, guidance, \
-                      compaction_count, total_tokens FROM sessions";
+                      compaction_count, total_tokens, project FROM sessions";
 
 /// Creates the session and every plugin's initial state atomically.
 pub(super) async fn create(
     client: &mut Object,
     id: &str,
     origin: &Origin,
+    project: Option<&str>,
     guidance: &[Injection],
     inits: &[PluginInit],
 ) -> Result<()> {
@@ -32,9 +33,9 @@ pub(super) async fn create(
     let guidance = serde_json::to_string(guidance).expect("injections serialize");
     let inserted = tx
         .execute(
-            "INSERT INTO sessions (id, parent, origin, created_at, updated_at, guidance)
-             VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT (id) DO NOTHING",
-            &[&id, &parent, &origin_tag(origin), &now_ms(), &guidance],
+            "INSERT INTO sessions (id, parent, origin, created_at, updated_at, guidance, project)
+             VALUES ($1, $2, $3, $4, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+            &[&id, &parent, &origin_tag(origin), &now_ms(), &guidance, &project],
         )
         .await?;
     if inserted == 0 {
@@ -119,11 +120,18 @@ pub(super) fn read_row(row: &Row) -> SessionRecord {
         guidance: parse_guidance(&guidance),
         compaction_count: row.get(8),
         total_tokens: row.get(9),
+        project: row.get(10),
     }
 }
 
 /// The head columns of a session row read as `turn_id, turn_index, version, guidance` from
-/// column `at` on.
-pub(super) fn read_head(row: &Row, at: usize) -> Head {
-    Head { turn_id: row.get(at), turn_index: row.get(at + 1), version: row.get(at + 2), guidance_json: row.get(at + 3) }
+/// column `at` on, and `project` from column `project_at`.
+pub(super) fn read_head(row: &Row, at: usize, project_at: usize) -> Head {
+    Head {
+        turn_id: row.get(at),
+        turn_index: row.get(at + 1),
+        version: row.get(at + 2),
+        guidance_json: row.get(at + 3),
+        project: row.get(project_at),
+    }
 }

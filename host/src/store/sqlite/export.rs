@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::contents::Contents;
-use super::{blobs, checkpoints, scope, sessions};
+use super::{blobs, checkpoints, index, scope, sessions};
 use crate::Result;
 use crate::store::{SessionExport, now_ms};
 
@@ -33,6 +33,10 @@ pub(crate) fn session(conn: &mut Connection, contents: &Contents, id: &str) -> R
         metadata: scope::dump_metadata(&tx, id)?,
         checkpoints: checkpoints::list(&tx, id)?,
         observations,
+        index: index::documents(
+            &tx,
+            &crate::store::IndexFilter { session: Some(id.to_owned()), ..Default::default() },
+        )?,
         record,
     };
     tx.commit()?;
@@ -54,8 +58,8 @@ pub(crate) fn import(conn: &mut Connection, contents: &Contents, export: &Sessio
     }
     tx.execute(
         "INSERT INTO sessions (id, parent, origin, created_at, updated_at, turn_id, turn_index, version, guidance,
-                               compaction_count, total_tokens)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               compaction_count, total_tokens, project)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             record.id,
             export.parent,
@@ -68,6 +72,7 @@ pub(crate) fn import(conn: &mut Connection, contents: &Contents, export: &Sessio
             export.guidance_json,
             record.compaction_count,
             record.total_tokens,
+            record.project,
         ],
     )?;
     for (plugin, key, value) in &export.state {
@@ -88,6 +93,7 @@ pub(crate) fn import(conn: &mut Connection, contents: &Contents, export: &Sessio
     for (entry, _) in &export.observations {
         blobs::insert_entry(&tx, &record.id, entry)?;
     }
+    index::import_in(&tx, &export.index)?;
     tx.commit()?;
     written.keep();
     Ok(true)

@@ -14,6 +14,7 @@ mod contents;
 mod events;
 mod export;
 mod identities;
+mod index;
 mod operation;
 mod schema;
 mod scope;
@@ -28,7 +29,10 @@ use async_trait::async_trait;
 use contents::Contents;
 use rusqlite::Connection;
 
-use super::{Claim, Commit, Head, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport};
+use super::{
+    Claim, Commit, Head, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent, PluginInit,
+    PluginWrites, Read, ScopeToRead, SessionExport,
+};
 use crate::store::backend::Backend;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
@@ -185,11 +189,12 @@ impl Backend for Sqlite {
         &self,
         id: &str,
         origin: &Origin,
+        project: Option<&str>,
         guidance: &[Injection],
         inits: Vec<PluginInit>,
     ) -> Result<()> {
-        let (id, origin, guidance) = (owned(id), origin.clone(), guidance.to_vec());
-        self.run(move |conn| sessions::create(conn, &id, &origin, &guidance, &inits)).await
+        let (id, origin, project, guidance) = (owned(id), origin.clone(), project.map(owned), guidance.to_vec());
+        self.run(move |conn| sessions::create(conn, &id, &origin, project.as_deref(), &guidance, &inits)).await
     }
 
     async fn session_exists(&self, id: &str) -> Result<bool> {
@@ -327,6 +332,55 @@ impl Backend for Sqlite {
 
     async fn event_counts(&self) -> Result<Vec<(String, String, u64)>> {
         self.run(|conn| events::counts(conn)).await
+    }
+
+    async fn index_get(&self, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>> {
+        let (project, plugin, id) = (owned(project), owned(plugin), owned(id));
+        self.run(move |conn| index::get(conn, &project, &plugin, &id)).await
+    }
+
+    async fn index_search(
+        &self,
+        project: &str,
+        plugin: &str,
+        query: &IndexQuery,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<(IndexedDocument, f64)>> {
+        let (project, plugin, query) = (owned(project), owned(plugin), query.clone());
+        self.run(move |conn| index::search(conn, &project, &plugin, &query, deadline)).await
+    }
+
+    async fn index_recent(
+        &self,
+        project: &str,
+        plugin: &str,
+        kind: Option<&str>,
+        not_session: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<IndexedDocument>> {
+        let (project, plugin, kind, not_session) =
+            (owned(project), owned(plugin), kind.map(owned), not_session.map(owned));
+        self.run(move |conn| index::recent(conn, &project, &plugin, kind.as_deref(), not_session.as_deref(), limit))
+            .await
+    }
+
+    async fn index_usage(&self, project: Option<&str>) -> Result<Vec<IndexUsage>> {
+        let project = project.map(owned);
+        self.run(move |conn| index::usage(conn, project.as_deref())).await
+    }
+
+    async fn index_documents(&self, filter: &IndexFilter) -> Result<Vec<IndexedDocument>> {
+        let filter = filter.clone();
+        self.run(move |conn| index::documents(conn, &filter)).await
+    }
+
+    async fn index_forget(&self, filter: &IndexFilter) -> Result<u64> {
+        let filter = filter.clone();
+        self.run(move |conn| index::forget(conn, &filter)).await
+    }
+
+    async fn index_import(&self, documents: Vec<IndexedDocument>) -> Result<u64> {
+        self.run(move |conn| index::import(conn, &documents)).await
     }
 
     async fn claim_identities(&self, claims: Vec<(String, String, bool)>) -> Result<Vec<Claim>> {

@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::contents::Contents;
 use super::scope::{apply, read_scope};
-use super::{blobs, sessions};
+use super::{blobs, index, sessions};
 use crate::store::{Commit, PluginWrites, Read, ScopeToRead, now_ms};
 use crate::{Error, Result};
 
@@ -65,7 +65,7 @@ pub(crate) fn commit(
     expected_version: i64,
     calls: &[PluginWrites],
 ) -> Result<Commit> {
-    let blobs = || calls.iter().flat_map(|(_, _, blobs)| blobs);
+    let blobs = || calls.iter().flat_map(|call| &call.blobs);
     let large = blobs().map(|blob| blob.content.bytes.len()).sum::<usize>() >= HASH_BESIDE_BYTES;
     let written = std::thread::scope(|scope| {
         // The entries' SHA-256 (computed once, kept with the observation) on a second thread
@@ -76,17 +76,24 @@ pub(crate) fn commit(
         contents.write(blobs().map(|blob| (blob.id.as_str(), &blob.content.bytes[..])))
     })?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let version: Option<i64> =
-        tx.query_row("SELECT version FROM sessions WHERE id = ?1", [session], |r| r.get(0)).optional()?;
-    match version {
+    let row: Option<(i64, Option<String>)> = tx
+        .prepare_cached("SELECT version, project FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let project = match row {
         None => return Err(Error::SessionNotFound(session.to_owned())),
-        Some(v) if v != expected_version => return Ok(Commit::Conflict),
-        Some(_) => {}
-    }
-    for (plugin, writes, blobs) in calls {
-        apply(&tx, plugin, session, writes)?;
-        for blob in blobs {
-            blobs::insert_entry(&tx, session, &blob.entry(plugin))?;
+        Some((v, _)) if v != expected_version => return Ok(Commit::Conflict),
+        Some((_, project)) => project,
+    };
+    for call in calls {
+        apply(&tx, &call.plugin, session, &call.writes)?;
+        for blob in &call.blobs {
+            blobs::insert_entry(&tx, session, &blob.entry(&call.plugin))?;
+        }
+        // A call writes to the index only when its session has a project (the import refuses
+        // otherwise); a project is never changed, so it is the one the call saw.
+        if let (Some(project), false) = (&project, call.index.is_empty()) {
+            index::apply(&tx, project, &call.plugin, &call.index)?;
         }
     }
     tx.execute("UPDATE sessions SET version = version + 1, updated_at = ?2 WHERE id = ?1", params![session, now_ms()])?;

@@ -104,6 +104,49 @@ const MIGRATIONS: &[&str] = &[
         at_ms INTEGER NOT NULL           -- unix ms
     );
     CREATE INDEX plugin_events_session ON plugin_events(session);",
+    // 7: which project a session belongs to, and each plugin's search index of a project (the
+    // contract's `index` import; see `index.rs`): the documents with their text, a full-text
+    // index over them (FTS5, external content, so the text is stored once) kept in step by
+    // triggers, and each scope's usage for its quota, kept by triggers too (a sum over a large
+    // project would cost every write).
+    "ALTER TABLE sessions ADD COLUMN project TEXT;
+    CREATE INDEX sessions_project ON sessions(project);
+    CREATE TABLE index_documents (
+        seq INTEGER PRIMARY KEY,         -- the full-text index's rowid
+        project TEXT NOT NULL,
+        plugin TEXT NOT NULL,
+        id TEXT NOT NULL,                -- the plugin's id
+        session TEXT NOT NULL,           -- the session whose call kept it
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,          -- what it counts against the quota
+        UNIQUE (project, plugin, id)
+    );
+    CREATE INDEX index_documents_recent ON index_documents(project, plugin, at_ms);
+    CREATE INDEX index_documents_session ON index_documents(session);
+    CREATE VIRTUAL TABLE index_text USING fts5(
+        title, body, content = 'index_documents', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE index_usage (
+        project TEXT NOT NULL,
+        plugin TEXT NOT NULL,
+        documents INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        PRIMARY KEY (project, plugin)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER index_documents_insert AFTER INSERT ON index_documents BEGIN
+        INSERT INTO index_text (rowid, title, body) VALUES (new.seq, new.title, new.body);
+        INSERT INTO index_usage (project, plugin, documents, bytes) VALUES (new.project, new.plugin, 1, new.bytes)
+            ON CONFLICT (project, plugin) DO UPDATE SET documents = documents + 1, bytes = bytes + new.bytes;
+    END;
+    CREATE TRIGGER index_documents_delete AFTER DELETE ON index_documents BEGIN
+        INSERT INTO index_text (index_text, rowid, title, body) VALUES ('delete', old.seq, old.title, old.body);
+        UPDATE index_usage SET documents = documents - 1, bytes = bytes - old.bytes
+            WHERE project = old.project AND plugin = old.plugin;
+    END;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {

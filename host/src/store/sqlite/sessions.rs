@@ -13,6 +13,7 @@ pub(crate) fn create(
     conn: &mut Connection,
     id: &str,
     origin: &Origin,
+    project: Option<&str>,
     guidance: &[Injection],
     inits: &[PluginInit],
 ) -> Result<()> {
@@ -31,9 +32,9 @@ pub(crate) fn create(
     }
     let now = crate::store::now_ms();
     tx.execute(
-        "INSERT INTO sessions (id, parent, origin, created_at, updated_at, guidance)
-         VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-        params![id, parent, origin_tag(origin), now, serde_json::to_string(guidance).unwrap()],
+        "INSERT INTO sessions (id, parent, origin, created_at, updated_at, guidance, project)
+         VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)",
+        params![id, parent, origin_tag(origin), now, serde_json::to_string(guidance).unwrap(), project],
     )?;
     for init in inits {
         if let (true, Some(parent)) = (init.inherit, parent) {
@@ -64,10 +65,17 @@ pub(crate) fn list(conn: &Connection) -> Result<Vec<SessionRecord>> {
 
 /// The head of session `id`, in the caller's transaction.
 pub(crate) fn head(conn: &Connection, id: &str) -> Result<Option<Head>> {
-    let mut stmt = conn.prepare_cached("SELECT turn_id, turn_index, version, guidance FROM sessions WHERE id = ?1")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT turn_id, turn_index, version, guidance, project FROM sessions WHERE id = ?1")?;
     let head = stmt
         .query_row([id], |r| {
-            Ok(Head { turn_id: r.get(0)?, turn_index: r.get(1)?, version: r.get(2)?, guidance_json: r.get(3)? })
+            Ok(Head {
+                turn_id: r.get(0)?,
+                turn_index: r.get(1)?,
+                version: r.get(2)?,
+                guidance_json: r.get(3)?,
+                project: r.get(4)?,
+            })
         })
         .optional()?;
     Ok(head)
@@ -93,7 +101,7 @@ pub(crate) fn start_turn(conn: &mut Connection, id: &str, turn_id: &str, tokens:
 }
 
 const SELECT: &str = "SELECT id, parent, origin, created_at, updated_at, turn_id, turn_index, guidance, \
-                      compaction_count, total_tokens";
+                      compaction_count, total_tokens, project";
 
 fn read_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let parent: Option<String> = row.get(1)?;
@@ -110,6 +118,7 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         guidance: parse_guidance(&guidance),
         compaction_count: row.get(8)?,
         total_tokens: row.get(9)?,
+        project: row.get(10)?,
     })
 }
 

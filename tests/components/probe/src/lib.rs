@@ -22,6 +22,10 @@
 //! memory's end). A later call that peeks at a stash's addresses sees what a fresh instance
 //! has there, never the secret.
 //!
+//! `index_*` verbs (`index.rs`) drive the `index` import (the project's search index) and
+//! answer what it answered, as JSON; the probe asks for the `index` power only when its
+//! configuration's `powers` names it.
+//!
 //! Every tool takes an optional `mark` argument: a key the probe stores (value `marked`)
 //! before doing its verb, so a test can check the writes of a failed call do not persist.
 
@@ -30,6 +34,8 @@ use scratchpad_plugin_sdk::{
     ToolError, ToolOutput, ToolSpec, Turn, blobs, export_plugin,
 };
 use serde_json::{Value, json};
+
+mod index;
 
 const VERBS: &[&str] = &[
     "write",
@@ -85,7 +91,8 @@ impl Plugin for Probe {
 
     fn load() -> Result<Manifest, String> {
         let prefix = prefix();
-        let mut tools: Vec<ToolSpec> = VERBS.iter().map(|v| spec(format!("{prefix}.{v}"))).collect();
+        let verbs = VERBS.iter().chain(index::VERBS);
+        let mut tools: Vec<ToolSpec> = verbs.map(|v| spec(format!("{prefix}.{v}"))).collect();
         if let Some(extra) = config()["extraTools"].as_array() {
             tools.extend(extra.iter().filter_map(Value::as_str).map(|n| spec(n.to_owned())));
         }
@@ -236,7 +243,10 @@ impl Plugin for Probe {
                 Ok(_) => "CONNECTED".to_owned(),
                 Err(e) => format!("denied: {e}"),
             },
-            _ => return Err(ToolError::UnknownTool(name)),
+            other => match index::run(other, &args) {
+                Some(out) => out,
+                None => return Err(ToolError::UnknownTool(name)),
+            },
         };
         Ok(ToolOutput { content: out })
     }

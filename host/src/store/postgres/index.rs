@@ -1,0 +1,228 @@
+//! A project's search index on PostgreSQL: `index_documents` holds each document with a stored
+//! `tsvector` of its title (weight A) and text (weight B) under the `simple` configuration (no
+//! language's stemming or stop words: a project's notes mix languages and code), searched
+//! through a GIN index and ranked with `ts_rank_cd`. A trigger keeps each scope's usage for
+//! its quota. Writes are applied in an operation's commit transaction (`operation.rs`).
+//!
+//! A query's words (`store::index::words`, letters and digits only) become a `tsquery` of
+//! terms joined by `|`, a word of three characters or more as a prefix (`:*`): nothing the
+//! caller typed is `tsquery` syntax. A search runs under a `statement_timeout` ending at the
+//! call's deadline.
+
+use std::time::Instant;
+
+use deadpool_postgres::{GenericClient, Object};
+use tokio_postgres::Row;
+
+use crate::Result;
+use crate::store::index::{IndexFilter, IndexQuery, IndexUsage, IndexWrite, IndexedDocument, prefix};
+
+/// The `to_tsquery('simple', …)` text of `words`.
+fn tsquery(words: &[String]) -> String {
+    let terms: Vec<String> = words.iter().map(|w| if prefix(w) { format!("{w}:*") } else { w.clone() }).collect();
+    terms.join(" | ")
+}
+
+const COLUMNS: &str = "project, plugin, id, kind, title, body, at_ms, session";
+
+fn read_document(row: &Row) -> IndexedDocument {
+    IndexedDocument {
+        project: row.get(0),
+        plugin: row.get(1),
+        id: row.get(2),
+        kind: row.get(3),
+        title: row.get(4),
+        text: row.get(5),
+        at_ms: row.get(6),
+        session: row.get(7),
+    }
+}
+
+/// Applies one call's index writes inside the commit's transaction, in `project`.
+pub(super) async fn apply(
+    client: &impl GenericClient,
+    project: &str,
+    plugin: &str,
+    writes: &[IndexWrite],
+) -> Result<()> {
+    for write in writes {
+        match write {
+            IndexWrite::Put(document) => put(client, project, plugin, document).await?,
+            IndexWrite::Remove(id) => {
+                let stmt = client
+                    .prepare_cached("DELETE FROM index_documents WHERE project = $1 AND plugin = $2 AND id = $3")
+                    .await?;
+                client.execute(&stmt, &[&project, &plugin, id]).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn put(client: &impl GenericClient, project: &str, plugin: &str, document: &IndexedDocument) -> Result<()> {
+    // Deleted and inserted again (not updated), so the usage trigger sees both.
+    let delete =
+        client.prepare_cached("DELETE FROM index_documents WHERE project = $1 AND plugin = $2 AND id = $3").await?;
+    client.execute(&delete, &[&project, &plugin, &document.id]).await?;
+    let insert = client
+        .prepare_cached(
+            "INSERT INTO index_documents (project, plugin, id, session, kind, title, body, at_ms, bytes)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .await?;
+    let bytes = document.bytes() as i64;
+    client
+        .execute(
+            &insert,
+            &[
+                &project,
+                &plugin,
+                &document.id,
+                &document.session,
+                &document.kind,
+                &document.title,
+                &document.text,
+                &document.at_ms,
+                &bytes,
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Document `id` of `plugin` in `project`.
+pub(super) async fn get(client: &Object, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>> {
+    let sql = format!("SELECT {COLUMNS} FROM index_documents WHERE project = $1 AND plugin = $2 AND id = $3");
+    let stmt = client.prepare_cached(&sql).await?;
+    Ok(client.query_opt(&stmt, &[&project, &plugin, &id]).await?.as_ref().map(read_document))
+}
+
+/// The best matches of `query`, each with its score, within `deadline`.
+pub(super) async fn search(
+    client: &mut Object,
+    project: &str,
+    plugin: &str,
+    query: &IndexQuery,
+    deadline: Option<Instant>,
+) -> Result<Vec<(IndexedDocument, f64)>> {
+    let sql = format!(
+        "SELECT {COLUMNS}, ts_rank_cd(search, q)::float8 AS score
+         FROM index_documents, to_tsquery('simple', $1) q
+         WHERE project = $2 AND plugin = $3 AND search @@ q
+           AND ($4::text IS NULL OR kind = $4) AND ($5::text IS NULL OR session = $5)
+           AND ($6::bigint IS NULL OR at_ms >= $6) AND ($7::text IS NULL OR session <> $7)
+         ORDER BY score DESC, at_ms DESC, ordinal DESC LIMIT $8"
+    );
+    let expression = tsquery(&query.words);
+    let limit = i64::from(query.limit);
+    let tx = client.transaction().await?;
+    if let Some(deadline) = deadline {
+        let left = deadline.saturating_duration_since(Instant::now()).as_millis().max(1);
+        tx.batch_execute(&format!("SET LOCAL statement_timeout = {left}")).await?;
+    }
+    let stmt = tx.prepare_cached(&sql).await?;
+    let rows = tx
+        .query(
+            &stmt,
+            &[&expression, &project, &plugin, &query.kind, &query.session, &query.since_ms, &query.not_session, &limit],
+        )
+        .await
+        .map_err(|error| match error.code() {
+            Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => {
+                crate::Error::Other(anyhow::Error::new(crate::error::DeadlineExceeded))
+            }
+            _ => error.into(),
+        })?;
+    tx.commit().await?;
+    Ok(rows.iter().map(|row| (read_document(row), row.get::<_, f64>(8))).collect())
+}
+
+/// The newest documents of `plugin` in `project`.
+pub(super) async fn recent(
+    client: &Object,
+    project: &str,
+    plugin: &str,
+    kind: Option<&str>,
+    not_session: Option<&str>,
+    limit: u32,
+) -> Result<Vec<IndexedDocument>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM index_documents
+         WHERE project = $1 AND plugin = $2 AND ($3::text IS NULL OR kind = $3) AND ($4::text IS NULL OR session <> $4)
+         ORDER BY at_ms DESC, ordinal DESC LIMIT $5"
+    );
+    let stmt = client.prepare_cached(&sql).await?;
+    let rows = client.query(&stmt, &[&project, &plugin, &kind, &not_session, &i64::from(limit)]).await?;
+    Ok(rows.iter().map(read_document).collect())
+}
+
+/// Bytes and documents each plugin keeps, of one project or of every one.
+pub(super) async fn usage(client: &Object, project: Option<&str>) -> Result<Vec<IndexUsage>> {
+    let stmt = client
+        .prepare_cached(
+            "SELECT project, plugin, documents, bytes FROM index_usage
+             WHERE ($1::text IS NULL OR project = $1) AND documents > 0 ORDER BY project, plugin",
+        )
+        .await?;
+    let rows = client.query(&stmt, &[&project]).await?;
+    Ok(rows
+        .iter()
+        .map(|r| IndexUsage {
+            project: r.get(0),
+            plugin: r.get(1),
+            documents: r.get::<_, i64>(2) as u64,
+            bytes: r.get::<_, i64>(3) as u64,
+        })
+        .collect())
+}
+
+/// Every document `filter` means, oldest first.
+pub(super) async fn documents(client: &impl GenericClient, filter: &IndexFilter) -> Result<Vec<IndexedDocument>> {
+    let expression = filter.words.as_deref().map(tsquery);
+    let sql = format!(
+        "SELECT {COLUMNS} FROM index_documents
+         WHERE ($1::text IS NULL OR search @@ to_tsquery('simple', $1))
+           AND ($2::text IS NULL OR project = $2) AND ($3::text IS NULL OR session = $3)
+           AND ($4::bigint IS NULL OR at_ms >= $4) AND ($5::bigint IS NULL OR at_ms < $5)
+         ORDER BY at_ms, ordinal"
+    );
+    let rows = client
+        .query(&sql, &[&expression, &filter.project, &filter.session, &filter.since_ms, &filter.until_ms])
+        .await?;
+    Ok(rows.iter().map(read_document).collect())
+}
+
+/// Removes every document `filter` means, then vacuums the table so their rows are not left
+/// in its pages. Returns how many.
+pub(super) async fn forget(client: &mut Object, filter: &IndexFilter) -> Result<u64> {
+    let tx = client.transaction().await?;
+    let doomed = documents(&tx, filter).await?;
+    for document in &doomed {
+        tx.execute(
+            "DELETE FROM index_documents WHERE project = $1 AND plugin = $2 AND id = $3",
+            &[&document.project, &document.plugin, &document.id],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    if !doomed.is_empty() {
+        client.batch_execute("VACUUM index_documents").await?;
+    }
+    Ok(doomed.len() as u64)
+}
+
+/// Keeps `documents`, each in its own project and plugin; returns how many.
+pub(super) async fn import(client: &mut Object, documents: &[IndexedDocument]) -> Result<u64> {
+    let tx = client.transaction().await?;
+    import_in(&tx, documents).await?;
+    tx.commit().await?;
+    Ok(documents.len() as u64)
+}
+
+/// [`import`] inside the caller's transaction.
+pub(super) async fn import_in(client: &impl GenericClient, documents: &[IndexedDocument]) -> Result<()> {
+    for document in documents {
+        put(client, &document.project, &document.plugin, document).await?;
+    }
+    Ok(())
+}
