@@ -1,13 +1,13 @@
-//! The wit-bindgen glue: every export delegates to [`Scratchpad`] over the host's storage and
-//! tokenizer, with the configuration read from the `config` import on each call (each call
-//! runs in a fresh instance).
+//! The wit-bindgen glue: every export delegates to [`Scratchpad`] over the host's storage,
+//! tokenizer, index and checkpoints, with the configuration read from the `config` import on
+//! each call (each call runs in a fresh instance). Recall's warnings go to the host's log.
 
 use scratchpad_plugin_sdk::{
-    HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, Power, Section, SessionInfo, SessionSetup,
-    ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
+    HostCheckpoints, HostIndex, HostStorage, HostTokenizer, Injection, Level, Manifest, Plugin, Power, Section,
+    SessionInfo, SessionSetup, ToolError, ToolOutput, ToolSpec, Turn, export_plugin,
 };
 
-use crate::{Config, Scratchpad};
+use crate::{Config, Scratchpad, SystemClock};
 
 struct Component;
 
@@ -15,13 +15,21 @@ struct Component;
 /// configuration is invalid (the host refuses to load the component then, so this is only a
 /// safety net).
 fn with<R>(fallback: R, f: impl FnOnce(&mut Scratchpad<'_, HostStorage, HostTokenizer>) -> R) -> R {
-    match Config::from_json(&scratchpad_plugin_sdk::config()) {
-        Ok(config) => f(&mut Scratchpad::new(&mut HostStorage, &HostTokenizer, &config)),
+    let config = match Config::from_json(&scratchpad_plugin_sdk::config()) {
+        Ok(config) => config,
         Err(message) => {
             scratchpad_plugin_sdk::log(Level::Error, &message);
-            fallback
+            return fallback;
         }
+    };
+    let (mut storage, mut index) = (HostStorage, HostIndex);
+    let mut pad =
+        Scratchpad::new(&mut storage, &HostTokenizer, &config).with_recall(&mut index, &HostCheckpoints, &SystemClock);
+    let result = f(&mut pad);
+    for warning in pad.take_warnings() {
+        scratchpad_plugin_sdk::log(Level::Warn, &warning);
     }
+    result
 }
 
 impl Plugin for Component {
@@ -33,6 +41,8 @@ impl Plugin for Component {
         Power::Tokens,
         Power::Log,
         Power::Config,
+        Power::Index,
+        Power::Checkpoints,
     ];
 
     fn load() -> Result<Manifest, String> {

@@ -17,6 +17,12 @@
 //! | `nudgeOnPlanDetected`    | int ≥ 0         | `0` (off)           | hint when a reply has a plan and all is empty |
 //! | `nudgeAfterCompaction`   | int ≥ 0         | `0` (off)           | hint after each compaction |
 //! | `nudgeTurnsSinceLastUse` | int ≥ 0         | `0` (off)           | hint when not updated for N turns |
+//! | `recall.enabled`         | bool            | `true`              | `false`: no indexing, no recall block, no recall tools |
+//! | `recall.budgetTokens`    | int 0..=8000    | `600`               | tokens of the first turn's recall block (`0`: no block) |
+//! | `recall.maxHits`         | int 1..=50      | `8`                 | most lines in the recall block |
+//!
+//! `recall` is a table (`{"recall": {"budgetTokens": 400}}`); its keys are camelCase like the
+//! others.
 //!
 //! Unknown keys and wrongly typed values are errors; [`Config::from_json`] collects every one
 //! of them into a single message so a user fixes the config in one pass.
@@ -60,6 +66,29 @@ pub struct Nudges {
     pub turns_since_last_use: u32,
 }
 
+/// Recall settings: what earlier sessions of the project left (see `recall.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecallConfig {
+    /// Whether the component indexes what the agent saves, injects the recall block and offers
+    /// the recall tools.
+    pub enabled: bool,
+    /// Tokens (host tokenizer) the first turn's recall block may use; `0`: no block.
+    pub budget_tokens: u32,
+    /// Most lines (documents) in the recall block.
+    pub max_hits: u32,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        RecallConfig { enabled: true, budget_tokens: 600, max_hits: 8 }
+    }
+}
+
+/// Largest `recall.budgetTokens`.
+pub const RECALL_MAX_BUDGET_TOKENS: u64 = 8000;
+/// Largest `recall.maxHits` (the most the host's index returns at once).
+pub const RECALL_MAX_HITS: u64 = 50;
+
 /// The parsed configuration. [`Config::default`] is the configuration of `{}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -81,6 +110,8 @@ pub struct Config {
     pub placement: Placement,
     /// Nudge thresholds.
     pub nudges: Nudges,
+    /// Recall settings.
+    pub recall: RecallConfig,
 }
 
 impl Default for Config {
@@ -95,6 +126,7 @@ impl Default for Config {
             surfaces: vec![Surface::Scratchpad],
             placement: Placement::PrependContext,
             nudges: Nudges::default(),
+            recall: RecallConfig::default(),
         }
     }
 }
@@ -113,7 +145,11 @@ const KEYS: &[&str] = &[
     "nudgeOnPlanDetected",
     "nudgeAfterCompaction",
     "nudgeTurnsSinceLastUse",
+    "recall",
 ];
+
+/// Every accepted key of the `recall` table.
+const RECALL_KEYS: &[&str] = &["enabled", "budgetTokens", "maxHits"];
 
 const PLACEMENTS: &[(&str, Placement)] = &[
     ("prepend-system", Placement::PrependSystem),
@@ -129,7 +165,9 @@ impl Config {
         let mut config = Config::default();
         let mut errors = Vec::new();
         for (key, value) in &map {
-            if let Err(e) = config.apply(key, value) {
+            let result =
+                if key == "recall" { config.apply_recall(value, &mut errors) } else { config.apply(key, value) };
+            if let Err(e) = result {
                 errors.push(e);
             }
         }
@@ -152,6 +190,27 @@ impl Config {
             "nudgeTurnsSinceLastUse" => self.nudges.turns_since_last_use = count(key, value)?,
             _ => {
                 return Err(format!("unknown key `{key}` (known keys: {})", KEYS.join(", ")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the `recall` table, pushing an error for each offending key.
+    fn apply_recall(&mut self, value: &Value, errors: &mut Vec<String>) -> Result<(), String> {
+        let table = value.as_object().ok_or_else(|| format!("`recall` must be a table (an object), got {value}"))?;
+        for (key, value) in table {
+            let name = format!("recall.{key}");
+            let recall = &mut self.recall;
+            let result = match key.as_str() {
+                "enabled" => config::boolean(&name, value).map(|b| recall.enabled = b),
+                "budgetTokens" => {
+                    config::integer(&name, value, 0, RECALL_MAX_BUDGET_TOKENS).map(|n| recall.budget_tokens = n as u32)
+                }
+                "maxHits" => config::integer(&name, value, 1, RECALL_MAX_HITS).map(|n| recall.max_hits = n as u32),
+                _ => Err(format!("unknown key `{name}` (known keys of `recall`: {})", RECALL_KEYS.join(", "))),
+            };
+            if let Err(e) = result {
+                errors.push(e);
             }
         }
         Ok(())
@@ -213,6 +272,7 @@ mod tests {
         assert_eq!(config.placement, Placement::PrependContext);
         assert_eq!(config.nudges, Nudges::default());
         assert_eq!(config.notes_max_tokens(), None);
+        assert_eq!(config.recall, RecallConfig { enabled: true, budget_tokens: 600, max_hits: 8 });
     }
 
     #[test]
@@ -233,6 +293,28 @@ mod tests {
             config.nudges,
             Nudges { after_turns: 5, on_plan_detected: 1, after_compaction: 1, turns_since_last_use: 4 }
         );
+    }
+
+    #[test]
+    fn the_recall_table_is_read_and_partial_tables_keep_the_other_defaults() {
+        let config = Config::from_json(r#"{"recall": {"enabled": false, "budgetTokens": 0, "maxHits": 50}}"#).unwrap();
+        assert_eq!(config.recall, RecallConfig { enabled: false, budget_tokens: 0, max_hits: 50 });
+        let config = Config::from_json(r#"{"recall": {"budgetTokens": 8000}}"#).unwrap();
+        assert_eq!(config.recall, RecallConfig { budget_tokens: 8000, ..RecallConfig::default() });
+    }
+
+    #[test]
+    fn every_offending_recall_key_is_named_with_its_table() {
+        let err = Config::from_json(
+            r#"{"recall": {"enabled": 1, "budgetTokens": 8001, "maxHits": 0, "depth": 2}, "planMaxChars": 0}"#,
+        )
+        .unwrap_err();
+        for key in ["`recall.enabled`", "`recall.budgetTokens`", "`recall.maxHits`", "`recall.depth`", "`planMaxChars`"]
+        {
+            assert!(err.contains(key), "{key} missing from: {err}");
+        }
+        assert!(Config::from_json(r#"{"recall": {"maxHits": 51}}"#).unwrap_err().contains("from 1 to 50"));
+        assert!(Config::from_json(r#"{"recall": true}"#).unwrap_err().contains("`recall` must be a table"));
     }
 
     #[test]

@@ -16,9 +16,17 @@
 //! appends the notepad through them; `list-tools` offers the model only the configured
 //! `surfaces`.
 //!
+//! Recall: what the agent saves is also put in the project's full-text index (the host's
+//! `index` import), so a new session of the same project starts with what earlier sessions
+//! left (the latest plan, offered and never adopted, and what matches the first message) and
+//! can search it with `recall_search` and `recall_read` (see [`recall`]). It needs
+//! [`Scratchpad::with_recall`]; without it (the benchmarks) the scratchpad works as before.
+//!
 //! Files: `config.rs` (keys and defaults), `state.rs` (storage layout), `budget.rs` (limits),
 //! `scratchpad_tool.rs`, `notepad_tools.rs`, `schema.rs` (tool specs), `inject.rs` (block,
-//! guidance, compaction warning), `nudges.rs` and `plan_detection.rs`, `plugin.rs` (the hooks).
+//! guidance, compaction warning), `nudges.rs` and `plan_detection.rs`, `recall.rs` with
+//! `recall/` (`index.rs`: what is indexed, `inject.rs`: the first turn's block, `tools.rs`:
+//! the recall tools, `date.rs`), `plugin.rs` (the hooks).
 
 #![deny(missing_docs)]
 
@@ -30,6 +38,7 @@ mod nudges;
 pub mod phrases;
 pub mod plan_detection;
 mod plugin;
+pub mod recall;
 pub mod schema;
 mod scratchpad_tool;
 pub mod state;
@@ -43,6 +52,7 @@ mod testing;
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod component;
 
-pub use config::{Config, Nudges, Surface};
+pub use config::{Config, Nudges, RecallConfig, Surface};
 pub use plugin::{Scratchpad, manifest};
+pub use recall::{Clock, SystemClock};
 pub use state::Spaces;

@@ -12,6 +12,8 @@
 //! | `meta/nudge/stale-fired-for`    | the `last-update-turn` the nudgeTurnsSinceLastUse hint was given for, or `none` |
 //! | `meta/nudge/plan-pending`       | turn index of a reply with a plan; hint due on the next turn |
 //! | `meta/nudge/compaction-pending` | present after a compaction; hint due on the next turn |
+//! | `meta/recall/checkpoint`        | id of the last checkpoint put in the recall index |
+//! | `meta/recall/compaction-pending`| present after a compaction; the recall reminder is due on the next turn |
 //!
 //! An empty space is stored as an absent key. Every tool call writes at most one space key, so
 //! a space is never half-updated.
@@ -36,6 +38,11 @@ pub const NOT_FIRED: &[u8] = b"none";
 pub const PLAN_PENDING: &str = "meta/nudge/plan-pending";
 /// Key marking a compaction since the last turn started.
 pub const COMPACTION_PENDING: &str = "meta/nudge/compaction-pending";
+
+/// Key of the id of the last checkpoint put in the recall index.
+pub const RECALL_CHECKPOINT: &str = "meta/recall/checkpoint";
+/// Key marking a compaction since the last turn started, for the recall reminder.
+pub const RECALL_COMPACTION_PENDING: &str = "meta/recall/compaction-pending";
 
 /// The contents of the three spaces.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

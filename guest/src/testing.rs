@@ -1,10 +1,16 @@
 //! Test fakes and a harness shared by the unit tests (compiled for tests only).
 
+use std::cell::Cell;
+
 pub use scratchpad_plugin_sdk::WordTokenizer;
-use scratchpad_plugin_sdk::{MemoryStorage, Tokenizer, ToolError, ToolOutput, Turn};
+use scratchpad_plugin_sdk::{
+    Checkpoint, CheckpointRequest, Checkpoints, MemoryIndex, MemoryStorage, Stored, Summary, Tokenizer, ToolError,
+    ToolOutput, Trigger, Turn,
+};
 
 use crate::config::Config;
 use crate::plugin::Scratchpad;
+use crate::recall::Clock;
 
 /// A fake tokenizer: one token per char.
 pub struct ChattyTokenizer;
@@ -38,23 +44,108 @@ pub fn turn(index: u32) -> Turn {
     }
 }
 
-/// One session's storage with a configuration, driven through [`Scratchpad`].
+/// 2024-03-01T00:00:00Z, the harness clock's first reading.
+pub const MARCH_1_2024: u64 = 1_709_251_200_000;
+/// A day in milliseconds.
+pub const DAY: u64 = 86_400_000;
+
+/// A clock the test sets.
+pub struct TestClock(pub Cell<u64>);
+
+impl Clock for TestClock {
+    fn now_ms(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+/// [`Checkpoints`] with a latest checkpoint the test sets (and no summarizer).
+#[derive(Default)]
+pub struct LatestCheckpoint(pub Option<Checkpoint>);
+
+impl Checkpoints for LatestCheckpoint {
+    fn available(&self) -> bool {
+        false
+    }
+    fn request(&mut self, _request: CheckpointRequest) -> Result<(), String> {
+        Err("no summarizer".into())
+    }
+    fn latest(&self) -> Option<Checkpoint> {
+        self.0.clone()
+    }
+}
+
+/// A checkpoint with id `id`, stored at `at_ms`.
+pub fn checkpoint(id: &str, at_ms: u64, summary: &str, decisions: &[&str], open: &[&str]) -> Checkpoint {
+    let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
+    Checkpoint {
+        id: id.into(),
+        created_at_ms: at_ms,
+        turn_id: "t3".into(),
+        trigger: Trigger::MessageCount(15),
+        tokens_at_checkpoint: 1000,
+        message_count_at_checkpoint: 15,
+        summary: Summary {
+            summary: summary.into(),
+            topics: Vec::new(),
+            key_decisions: strings(decisions),
+            open_questions: strings(open),
+        },
+    }
+}
+
+/// One session's storage with a configuration, driven through [`Scratchpad`] with recall over
+/// a project's in-memory index (read-write, calls in session `s1`).
 pub struct Harness {
     /// The session's storage.
     pub storage: MemoryStorage,
     /// The configuration.
     pub config: Config,
+    /// The project's index.
+    pub index: MemoryIndex,
+    /// The session's checkpoints.
+    pub checkpoints: LatestCheckpoint,
+    /// The clock, from [`MARCH_1_2024`].
+    pub clock: TestClock,
 }
 
 impl Harness {
     /// A harness with the configuration parsed from `json`.
     pub fn new(json: &str) -> Harness {
-        Harness { storage: MemoryStorage::default(), config: Config::from_json(json).unwrap() }
+        Harness {
+            storage: MemoryStorage::default(),
+            config: Config::from_json(json).unwrap(),
+            index: MemoryIndex::new("s1"),
+            checkpoints: LatestCheckpoint::default(),
+            clock: TestClock(Cell::new(MARCH_1_2024)),
+        }
     }
 
-    /// The scratchpad over this harness's storage (word-counting tokenizer).
+    /// The scratchpad over this harness's storage (word-counting tokenizer), with recall.
     pub fn pad(&mut self) -> Scratchpad<'_, MemoryStorage, WordTokenizer> {
-        Scratchpad::new(&mut self.storage, &WordTokenizer, &self.config)
+        Scratchpad::new(&mut self.storage, &WordTokenizer, &self.config).with_recall(
+            &mut self.index,
+            &self.checkpoints,
+            &self.clock,
+        )
+    }
+
+    /// Starts session `id` of the same project: empty storage, the same index, a day later.
+    pub fn next_session(&mut self, id: &str) {
+        self.storage = MemoryStorage::default();
+        self.index.session = id.into();
+        self.clock.0.set(self.clock.0.get() + DAY);
+    }
+
+    /// The indexed documents, oldest first (ties by id).
+    pub fn documents(&self) -> Vec<Stored> {
+        let mut documents: Vec<Stored> = self.index.documents.values().cloned().collect();
+        documents.sort_by_key(|d| d.at_ms);
+        documents
+    }
+
+    /// The ids of the indexed documents of `kind`, by id.
+    pub fn ids(&self, kind: &str) -> Vec<String> {
+        self.index.documents.values().filter(|d| d.kind == kind).map(|d| d.id.clone()).collect()
     }
 
     /// Calls tool `name` in turn 0.
@@ -70,11 +161,14 @@ impl Harness {
         }
     }
 
-    /// Calls tool `name`, expecting an error, and checks that storage did not change.
+    /// Calls tool `name`, expecting an error, and checks that neither storage nor the index
+    /// changed.
     pub fn err(&mut self, name: &str, arguments: &str) -> ToolError {
         let before = self.storage.clone();
+        let indexed = format!("{:?}", self.index.documents);
         let error = self.call(name, arguments).expect_err("expected an error");
         assert_eq!(self.storage, before, "storage changed by failing call {name} {arguments}");
+        assert_eq!(format!("{:?}", self.index.documents), indexed, "index changed by failing call {name} {arguments}");
         error
     }
 

@@ -1,13 +1,14 @@
 //! The hooks as the host calls them: manifest, tools offered, routing, `enabled`, session
 //! origins, the per-turn injection and the data flow of the scratchpad extension.
 
-use scratchpad_plugin_sdk::{Origin, Placement, SessionInfo, SpawnOrigin, ToolError};
+use scratchpad_plugin_sdk::{Access, Origin, Placement, SessionInfo, SpawnOrigin, ToolError};
 
 use crate::testing::{Harness, RecordingStorage, WordTokenizer, turn};
 
 use super::*;
 
 const ALL_TOOLS: [&str; 4] = ["session.scratchpad", "read_notepad", "write_notepad", "update_notepad"];
+const RECALL_TOOLS: [&str; 2] = ["recall_search", "recall_read"];
 
 fn names(tools: &[ToolSpec]) -> Vec<&str> {
     tools.iter().map(|t| t.name.as_str()).collect()
@@ -18,19 +19,33 @@ fn session(origin: Origin) -> SessionInfo {
 }
 
 #[test]
-fn the_manifest_declares_all_four_tools_whenever_enabled() {
+fn the_manifest_declares_all_four_tools_and_the_recall_tools_whenever_enabled() {
     for json in ["{}", r#"{"surfaces": ["notepad"]}"#, r#"{"surfaces": []}"#] {
         let mut h = Harness::new(json);
-        assert_eq!(names(&h.pad().load().tools), ALL_TOOLS, "{json}");
+        assert_eq!(names(&h.pad().load().tools), [&ALL_TOOLS[..], &RECALL_TOOLS].concat(), "{json}");
     }
+    let mut h = Harness::new(r#"{"recall": {"enabled": false}}"#);
+    assert_eq!(names(&h.pad().load().tools), ALL_TOOLS);
 }
 
 #[test]
-fn list_tools_offers_only_the_configured_surfaces() {
+fn list_tools_offers_only_the_configured_surfaces_and_recall_while_it_may_read() {
     let mut h = Harness::new("{}");
-    assert_eq!(names(&h.pad().list_tools(&turn(0))), ["session.scratchpad"]);
+    assert_eq!(names(&h.pad().list_tools(&turn(0))), ["session.scratchpad", "recall_search", "recall_read"]);
     let mut h = Harness::new(r#"{"surfaces": ["notepad"]}"#);
+    h.index.access = Access::None;
     assert_eq!(names(&h.pad().list_tools(&turn(0))), ["read_notepad", "write_notepad", "update_notepad"]);
+}
+
+#[test]
+fn an_unknown_tool_names_the_tools_there_are() {
+    let mut h = Harness::new(r#"{"recall": {"enabled": false}}"#);
+    let ToolError::UnknownTool(message) = h.err("recall_search", r#"{"query": "x"}"#) else { panic!() };
+    assert_eq!(
+        message,
+        "no tool named `recall_search`; this plugin offers session.scratchpad, read_notepad, write_notepad and \
+         update_notepad"
+    );
 }
 
 #[test]
@@ -87,7 +102,7 @@ fn a_forked_session_always_inherits() {
 }
 
 #[test]
-fn before_query_injects_nothing_while_empty_and_never_uses_the_message() {
+fn before_query_injects_nothing_while_empty_and_never_echoes_the_message() {
     let mut h = Harness::new("{}");
     assert!(h.pad().before_query(&turn(0), "[Session Scratchpad - x]").is_empty());
     assert!(h.storage.entries.is_empty());
@@ -115,9 +130,9 @@ fn state_survives_a_restart_and_compaction_because_it_lives_only_in_storage() {
     assert!(pad.before_compaction(&turn(9)).unwrap().starts_with("[System] Context is approaching"));
     pad.after_compaction(&turn(9));
     let injections = pad.before_query(&turn(10), "what's next?");
-    assert_eq!(injections.len(), 1);
-    assert_eq!(injections[0].placement, Placement::AppendSystem);
-    assert_eq!(injections[0].text, "## Session Notepad\nQ3 gap: EMEA rows 234-267");
+    assert_eq!(injections.len(), 2, "recall's reminder, then the notepad");
+    assert_eq!(injections[1].placement, Placement::AppendSystem);
+    assert_eq!(injections[1].text, "## Session Notepad\nQ3 gap: EMEA rows 234-267");
 }
 
 #[test]
