@@ -145,6 +145,10 @@ pub(crate) enum Command {
     /// Connect an agent to this binary: edit its configuration, keeping what is there
     #[command(subcommand)]
     Setup(setup::SetupCommand),
+    /// What a project's earlier sessions left for the next ones: status, search, preview,
+    /// forget, export, import (docs/recall.md)
+    #[command(subcommand)]
+    Recall(crate::recall::RecallCommand),
     /// Serve a read-only web viewer of the sessions on 127.0.0.1 and print its URL, with an
     /// access token (docs/viewer.md)
     Ui(ui::UiArgs),
@@ -189,6 +193,10 @@ pub(crate) enum SessionCommand {
         /// With --spawn: copy the parent's working state
         #[arg(long, requires = "spawn")]
         copy: bool,
+        /// The project it belongs to, named by a directory (its git checkout's root, or itself):
+        /// what recall keeps its findings under [default: none; a spawn or fork: its parent's]
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
     },
     /// List every session
     List,

@@ -16,13 +16,18 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo => crate::demo::run(&global).await,
         Command::Inspect { source } => inspect(&global, &source).await,
         Command::Plugins => plugins(&open(&global).await?, &global),
-        Command::Session(SessionCommand::Create { session, fork, spawn, copy }) => {
+        Command::Session(SessionCommand::Create { session, fork, spawn, copy, project }) => {
             let origin = match (fork, spawn) {
                 (Some(parent), _) => Origin::Fork { parent },
                 (None, Some(parent)) => Origin::Spawn { parent, copy },
                 (None, None) => Origin::New,
             };
-            create(&open(&global).await?, &global, &session, origin).await
+            // The directory is checked before anything is opened: a bad one changes nothing.
+            let project = match project {
+                Some(dir) => Some(scratchpad_host::project_of_dir(std::path::absolute(&dir)?)?),
+                None => None,
+            };
+            create(&open(&global).await?, &global, &session, origin, project.as_deref()).await
         }
         Command::Session(SessionCommand::List) => list(&open(&global).await?, &global).await,
         Command::Tools { session, turn } => tools(&open(&global).await?, &global, turn_of(&session, &turn)).await,
@@ -42,6 +47,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ui(args) => crate::ui::run(global.host_config()?, args).await,
         Command::Hook(args) => crate::hook::run(global.host_config()?, args).await,
         Command::Setup(command) => crate::setup::run(command, global.json),
+        Command::Recall(command) => crate::recall::run(&open(&global).await?, &global, command).await,
         Command::Precompile { dir, target } => {
             let written = scratchpad_host::precompiled::write(&dir, target.as_deref())?;
             if global.json {
@@ -162,12 +168,24 @@ fn plugins(host: &Host, global: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn create(host: &Host, global: &Global, session: &str, origin: Origin) -> anyhow::Result<()> {
-    let guidance = host.create_session(session, origin.clone()).await?;
+async fn create(
+    host: &Host,
+    global: &Global,
+    session: &str,
+    origin: Origin,
+    project: Option<&str>,
+) -> anyhow::Result<()> {
+    let guidance = host.create_session_in(session, origin.clone(), project).await?;
+    let project = host.session(session).await?.project;
     if global.json {
-        print_json(&json!({ "ok": true, "session": session, "origin": origin, "guidance": guidance }));
+        print_json(
+            &json!({ "ok": true, "session": session, "origin": origin, "project": project, "guidance": guidance }),
+        );
     } else {
-        println!("created session {session}");
+        match &project {
+            Some(project) => println!("created session {session} in project {}", terminal::line(project)),
+            None => println!("created session {session}"),
+        }
         for injection in guidance {
             let (plugin, placement) = (&injection.plugin, injection.placement.as_str());
             println!("\n[{plugin} guidance, {placement}]\n{}", terminal::block(&injection.text));

@@ -12,6 +12,7 @@ mod http_server;
 mod mcp;
 mod output;
 mod plugin_version;
+mod recall;
 mod serve;
 mod sessions;
 mod setup;

@@ -220,10 +220,17 @@ struct SessionParams {
     session: String,
     #[serde(default = "new_origin")]
     origin: Origin,
+    /// The project key (a spawn or fork without one is in its parent's).
+    #[serde(default)]
+    project: Option<String>,
 }
 
 fn new_origin() -> Origin {
     Origin::New
+}
+
+fn ten() -> u32 {
+    10
 }
 
 #[derive(Deserialize)]
@@ -296,7 +303,7 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
         }
         "session.create" => {
             let p: SessionParams = parse(params)?;
-            json!({ "guidance": host.create_session(&p.session, p.origin).await? })
+            json!({ "guidance": host.create_session_in(&p.session, p.origin, p.project.as_deref()).await? })
         }
         "session.show" => {
             #[derive(Deserialize)]
@@ -380,6 +387,30 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
             let p: TurnParams = parse(params)?;
             host.after_compaction(&p.turn).await?;
             json!({})
+        }
+        "recall.search" => {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Search {
+                project: String,
+                query: String,
+                #[serde(default = "ten")]
+                limit: u32,
+            }
+            let p: Search = parse(params)?;
+            json!({ "hits": host.recall_search(&p.project, &p.query, p.limit).await? })
+        }
+        "recall.preview" => {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Preview {
+                project: String,
+                #[serde(default)]
+                message: String,
+            }
+            let p: Preview = parse(params)?;
+            let prompt = host.preview_new_session(&p.project, &p.message).await?;
+            json!({ "injections": prompt.injections, "rendered": prompt.render_system_only("") })
         }
         "gc" => json!({ "removed": host.gc().await? }),
         "metrics" => json!({ "text": host.metrics().render() }),

@@ -28,6 +28,8 @@ pub(crate) struct Event {
     pub(crate) transcript_path: Option<String>,
     /// `permission_mode`, when given (`default`, `bypassPermissions`, …).
     pub(crate) permission_mode: Option<String>,
+    /// The agent's working directory (`cwd`), when given: it names the session's project.
+    pub(crate) cwd: Option<String>,
     pub(crate) kind: Kind,
 }
 
@@ -149,6 +151,7 @@ fn from_fields(fields: &Map<String, Value>, runtime: Option<Runtime>) -> Result<
         turn_id,
         transcript_path: optional_text(fields, "transcript_path")?,
         permission_mode: optional_text(fields, "permission_mode")?,
+        cwd: optional_text(fields, "cwd")?,
         kind,
     })
 }

@@ -118,11 +118,16 @@ struct Hook<'a> {
 }
 
 impl Hook<'_> {
+    /// The session's project: the checkout of the agent's working directory.
+    fn project(&self) -> Option<String> {
+        crate::sessions::project_of(self.event.cwd.as_deref())
+    }
+
     async fn act(&self) -> anyhow::Result<Answer> {
         let session = self.event.session_id.as_str();
         match &self.event.kind {
             Kind::SessionStart { source } => {
-                let guidance = crate::sessions::open(&self.host, session).await?;
+                let guidance = crate::sessions::open(&self.host, session, self.project().as_deref()).await?;
                 let mut parts: Vec<String> = match self.answering.guidance {
                     true => vec![Prompt::guidance(&guidance).render_system_only("")],
                     false => Vec::new(),
@@ -143,7 +148,7 @@ impl Hook<'_> {
             Kind::UserPromptSubmit { prompt } => {
                 let turn_id = self.event.turn_id.clone().unwrap_or_else(new_turn_id);
                 ledger::with(&self.ledger, |l| l.enter(&turn_id))?;
-                let guidance = crate::sessions::open(&self.host, session).await?;
+                let guidance = crate::sessions::open(&self.host, session, self.project().as_deref()).await?;
                 let turn = self.with_tokens(TurnContext::new(session, &turn_id));
                 let prompt = self.host.before_query(&turn, prompt).await?;
                 let mut parts = self.take_pending()?;

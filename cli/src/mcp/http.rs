@@ -126,7 +126,7 @@ impl Router {
         if let Some(service) = self.services.lock().unwrap().get(session) {
             return Ok(service.clone());
         }
-        let guidance = match open_session(&self.shared.host, session).await {
+        let guidance = match open_session(&self.shared.host, session, self.shared.project.as_deref()).await {
             Ok(guidance) => guidance,
             Err(scratchpad_host::Error::InvalidInput { .. }) => {
                 return Err(refuse(StatusCode::BAD_REQUEST, -32602, &format!("`{session}` is not a valid session id")));

@@ -76,6 +76,13 @@ pub(crate) struct McpArgs {
     /// `scratchpad hook` process per event. Stdio only
     #[arg(long, conflicts_with = "http")]
     pub(crate) hook_tool: bool,
+    /// The project the sessions it creates belong to, named by a directory: its git checkout's
+    /// root, or itself (what recall keeps findings under) [default: the directory it runs in]
+    #[arg(long, value_name = "DIR", conflicts_with = "no_project")]
+    pub(crate) project: Option<std::path::PathBuf>,
+    /// Create sessions in no project: nothing recalled, nothing kept for later sessions
+    #[arg(long)]
+    pub(crate) no_project: bool,
 }
 
 impl McpArgs {
@@ -87,6 +94,21 @@ impl McpArgs {
                 .filter(|v| !v.is_empty())
                 .ok_or_else(|| anyhow::anyhow!("--session-env {var}: the environment variable {var} is not set")),
             None => Ok(self.session.clone()),
+        }
+    }
+
+    /// The project of the sessions this server creates: --project's (an error when it names no
+    /// directory), else the working directory's when it names one.
+    fn project(&self) -> anyhow::Result<Option<String>> {
+        if self.no_project {
+            return Ok(None);
+        }
+        match &self.project {
+            Some(dir) => {
+                let dir = std::path::absolute(dir)?;
+                Ok(Some(scratchpad_host::project_of_dir(&dir).map_err(|e| anyhow::anyhow!("--project: {e}"))?))
+            }
+            None => Ok(std::env::current_dir().ok().and_then(|dir| scratchpad_host::project_of_dir(dir).ok())),
         }
     }
 }
@@ -110,12 +132,13 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         None => None,
     };
     let session = args.session()?;
+    let project = args.project()?;
     let host = Host::open(config).await?;
     let names = server::Names::new(&host, args.api_safe_names, &args.tool_prefix);
     if args.hook_tool && names.offers(&host, hook_tool::NAME) {
         anyhow::bail!("--hook-tool: a plugin's tool is offered as `{}` already", hook_tool::NAME);
     }
-    let guidance = names.text.rewrite(&server::open_session(&host, &session).await?);
+    let guidance = names.text.rewrite(&server::open_session(&host, &session, project.as_deref()).await?);
     let hook_tool = args.hook_tool.then(|| hook_tool::answering(names.text.clone()));
     let shared = server::Shared {
         host: host.clone(),
@@ -127,6 +150,7 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         declared_tools: args.declared_tools,
         codex_turns: args.codex_turns,
         hook_tool,
+        project,
     };
     match args.http {
         None => stdio::serve(shared, session, guidance).await,

@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     /// How hook events are answered through the unlisted tool `hook`, when it is served
     /// (`hook_tool.rs`).
     pub(crate) hook_tool: Option<crate::hook::Answering>,
+    /// The project of the sessions it creates.
+    pub(crate) project: Option<String>,
 }
 
 /// The turn Codex names in each `tools/call` (`_meta["x-codex-turn-metadata"]`; more fields are
@@ -112,8 +114,8 @@ impl Drop for Connection {
 }
 
 /// The session `id`, created when missing: its guidance, as text.
-pub(crate) async fn open_session(host: &Host, id: &str) -> Result<String, Error> {
-    let guidance = crate::sessions::open(host, id).await?;
+pub(crate) async fn open_session(host: &Host, id: &str, project: Option<&str>) -> Result<String, Error> {
+    let guidance = crate::sessions::open(host, id, project).await?;
     Ok(scratchpad_host::Prompt::guidance(&guidance).render_system_only(""))
 }
 
@@ -242,7 +244,8 @@ impl ServerHandler for Connection {
                 context_window: meta.context_window,
             },
             (None, Some(codex)) => {
-                crate::sessions::open(&self.shared.host, &codex.session_id).await.map_err(internal)?;
+                let project = self.shared.project.as_deref();
+                crate::sessions::open(&self.shared.host, &codex.session_id, project).await.map_err(internal)?;
                 TurnContext::new(codex.session_id, codex.turn_id)
             }
             (None, None) => self.current_turn().await.map_err(internal)?,
