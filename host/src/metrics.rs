@@ -2,7 +2,9 @@
 //! their failures by kind; per plugin, tool errors by kind, storage-quota refusals and the
 //! bytes of observations it offloaded; per turn, the bytes injected into the prompt; and the
 //! database: operations begun from memory or with a trip, commits landed or lost to a
-//! concurrent writer (each loss re-runs the operation).
+//! concurrent writer (each loss re-runs the operation); and recall, per plugin: reads of the
+//! project's index, the documents they answered, documents kept, and the bytes injected by a
+//! `before-query` that read the index.
 //!
 //! Kept in memory for the life of the [`Host`](crate::Host) (a process's counters, as
 //! Prometheus expects: they restart from zero with the process) and rendered in the Prometheus
@@ -52,6 +54,8 @@ struct Registry {
     begins: BTreeMap<&'static str, u64>,
     /// outcome ("done" or "conflict") → commits tried.
     commits: BTreeMap<&'static str, u64>,
+    /// plugin → (index reads, documents they answered, documents kept, bytes injected).
+    recall: BTreeMap<String, [u64; 4]>,
 }
 
 /// A cumulative histogram with fixed bucket bounds.
@@ -140,6 +144,26 @@ impl Metrics {
         self.with(|r| r.injected.get_or_insert_with(|| Histogram::new(INJECTED_BOUNDS)).observe(bytes as f64));
     }
 
+    /// `reads` of the index by one call of `plugin`, answering `answered` documents, and the
+    /// `injected` bytes of a `before-query` that read it.
+    pub(crate) fn recall_reads(&self, plugin: &str, reads: u32, answered: u32, injected: usize) {
+        if reads > 0 {
+            self.with(|r| {
+                let counts = r.recall.entry(plugin.to_owned()).or_default();
+                counts[0] += u64::from(reads);
+                counts[1] += u64::from(answered);
+                counts[3] += injected as u64;
+            });
+        }
+    }
+
+    /// `kept` documents a committed call of `plugin` put in its project's index.
+    pub(crate) fn recall_kept(&self, plugin: &str, kept: u64) {
+        if kept > 0 {
+            self.with(|r| r.recall.entry(plugin.to_owned()).or_default()[2] += kept);
+        }
+    }
+
     /// An operation began, from memory (`hot`) or with a database trip.
     pub(crate) fn begin(&self, hot: bool) {
         self.with(|r| *r.begins.entry(if hot { "memory" } else { "database" }).or_default() += 1);
@@ -186,6 +210,18 @@ impl Metrics {
             header(&mut out, "scratchpad_storage_commits_total", "counter", "Commits tried: done, or conflict (another process committed first; the operation is re-run).");
             for (outcome, n) in &r.commits {
                 counter(&mut out, "scratchpad_storage_commits_total", &[("outcome", outcome)], *n);
+            }
+            let recall = [
+                ("scratchpad_recall_queries_total", "Reads of a project's search index (search and recent) by a plugin."),
+                ("scratchpad_recall_hits_total", "Documents those reads answered."),
+                ("scratchpad_recall_documents_kept_total", "Documents a plugin's committed calls put in a project's index."),
+                ("scratchpad_recall_injected_bytes_total", "Bytes injected by before-query calls that read the index (recall's share of prompts)."),
+            ];
+            for (at, (name, help)) in recall.iter().enumerate() {
+                header(&mut out, name, "counter", help);
+                for (plugin, counts) in &r.recall {
+                    counter(&mut out, name, &[("plugin", plugin)], counts[at]);
+                }
             }
             out
         })

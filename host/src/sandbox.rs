@@ -227,6 +227,8 @@ pub(crate) struct Spent<'s> {
     pub(crate) pending_blobs: Vec<PendingBlob>,
     /// The call's writes to its project's search index.
     pub(crate) pending_index: Vec<crate::store::IndexWrite>,
+    /// Its reads of the index and the documents they answered.
+    pub(crate) index_reads: (u32, u32),
     /// The checkpoint the call asked for.
     pub(crate) checkpoint_request: Option<PendingCheckpoint>,
     /// Linear memory (at instantiation, peak), bytes.
@@ -244,6 +246,7 @@ impl<'s> Spent<'s> {
             scope: std::mem::take(&mut state.scope),
             pending_blobs: std::mem::take(&mut state.pending_blobs),
             pending_index: std::mem::take(&mut state.pending_index),
+            index_reads: state.index_reads,
             checkpoint_request: state.checkpoint_request.take(),
             memory: state.limiter.usage(),
             used: store,

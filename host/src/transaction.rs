@@ -321,9 +321,15 @@ impl Tx<'_> {
         metrics.call(&loaded.info.name, hook, started.elapsed(), &checked);
         self.record_failure(index, hook, &checked).await;
         checked?;
+        let (reads, answered) = spent.index_reads;
+        // What a `before-query` that consulted the index injected: recall's share of the prompt.
+        let recalled = if reads > 0 && hook == "before-query" { value.output_bytes() } else { 0 };
+        metrics.recall_reads(&loaded.info.name, reads, answered, recalled);
         if value.commits() {
             let bytes = spent.pending_blobs.iter().map(|blob| blob.content.bytes.len() as u64).sum();
             metrics.offloaded(&loaded.info.name, bytes);
+            let kept = spent.pending_index.iter().filter(|w| matches!(w, IndexWrite::Put(_))).count();
+            metrics.recall_kept(&loaded.info.name, kept as u64);
             let effects = Effects {
                 writes,
                 blobs: spent.pending_blobs,

@@ -47,6 +47,17 @@ async fn a_new_session_starts_from_what_earlier_sessions_of_its_project_left(fx:
     let later = host.before_query(&TurnContext::new("b", "second"), "go on").await.unwrap();
     assert!(!later.injections.iter().any(|i| i.text.contains("earlier sessions")), "{later:?}");
 
+    // The metrics count recall's reads, what they found, what was kept and what it injected.
+    let metrics = host.metrics().render();
+    let value = |name: &str| -> u64 {
+        let line = format!("{name}{{plugin=\"scratchpad\"}} ");
+        let found = metrics.lines().find_map(|l| l.strip_prefix(line.as_str()));
+        found.unwrap_or_else(|| panic!("{name}:\n{metrics}")).parse().unwrap()
+    };
+    assert!(value("scratchpad_recall_queries_total") >= 1 && value("scratchpad_recall_hits_total") >= 2);
+    assert!(value("scratchpad_recall_documents_kept_total") >= 2, "the plan and the note");
+    assert!(value("scratchpad_recall_injected_bytes_total") as usize >= prompt.len() / 2, "{metrics}");
+
     // Its search tool finds the note, and reads it whole.
     let turn = TurnContext::new("b", "second");
     let tools = host.tools(&turn).await.unwrap();

@@ -78,6 +78,9 @@ pub(crate) struct CallState {
     pub(crate) pending_blobs: Vec<PendingBlob>,
     /// Writes to the project's search index by this call, applied when it commits.
     pub(crate) pending_index: Vec<crate::store::IndexWrite>,
+    /// Reads of the project's index by this call (`search` and `recent`) and the documents
+    /// they answered, for the metrics.
+    pub(crate) index_reads: (u32, u32),
     /// Makes blob ids of concurrent calls distinct.
     pub(crate) id_salt: u64,
     /// Whether the embedder gave the host a summarizer (the `checkpoints` import).
@@ -118,6 +121,7 @@ impl CallState {
             session: None,
             pending_blobs: Vec::new(),
             pending_index: Vec::new(),
+            index_reads: (0, 0),
             id_salt: SALT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             summarizer_available: false,
             checkpoint_request: None,

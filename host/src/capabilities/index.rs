@@ -244,6 +244,8 @@ impl Host for CallState {
         };
         let trip = scope.db.index_search(&project.project, &scope.plugin, &wanted, self.deadline);
         let found = within_deadline(self.deadline, trip).await.map_err(trip_failed)?;
+        self.index_reads.0 += 1;
+        self.index_reads.1 += found.len() as u32;
         Ok(Ok(found
             .into_iter()
             .map(|(document, score)| Hit {
@@ -281,6 +283,8 @@ impl Host for CallState {
         let not_session = other_sessions.then_some(scope.session.as_str());
         let trip = scope.db.index_recent(&project.project, &scope.plugin, kind.as_deref(), not_session, limit);
         let found = within_deadline(self.deadline, trip).await.map_err(trip_failed)?;
+        self.index_reads.0 += 1;
+        self.index_reads.1 += found.len() as u32;
         Ok(Ok(found.into_iter().map(to_stored).collect()))
     }
 }
