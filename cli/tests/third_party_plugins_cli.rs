@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::{json_of, text};
+use support::{json_of, text, viewer_page};
 
 fn scratchpad(args: &[&str]) -> Output {
     support::command().args(args).output().expect("running scratchpad")
@@ -164,24 +164,6 @@ call_timeout_ms = 5000
     assert_eq!(limits, [500, 5000, 5000], "per-plugin limits from the config: {listed}");
     let show = text(&succeeded(scratchpad(&["--config", config, "show", "s1"])).stdout);
     assert!(!show.contains("AKIAIOSFODNN7EXAMPLE"), "the secret never reached storage: {show}");
-}
-
-/// The page at `path` of the viewer whose URL (`http://ADDR/?token=T`, as `scratchpad ui`
-/// prints it) is `url`, sent with the token's cookie.
-fn viewer_page(url: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let (addr, token) = url.strip_prefix("http://").and_then(|rest| rest.split_once("/?token=")).expect("the URL");
-    let port = addr.rsplit_once(':').expect("a port").1;
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nCookie: scratchpad_ui_{port}={token}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
 }
 
 #[test]

@@ -12,6 +12,7 @@
 
 mod html;
 mod pages;
+mod project;
 mod reader;
 
 use std::net::SocketAddr;
@@ -165,6 +166,10 @@ impl Viewer {
                 pages::observation(&self.host, session, plugin, id, offset, param("grep").unwrap_or_default()).await?
             }
             ["plugins"] => Some(pages::plugins(&self.host, &self.plugins).await?),
+            ["p"] => {
+                let (q, message) = (param("q").unwrap_or_default(), param("message").unwrap_or_default());
+                project::project(&self.host, param("project").unwrap_or_default(), q, message).await?
+            }
             ["stamp"] => {
                 let stamp = match param("s") {
                     Some(id) => pages::session_stamp(&self.host, id).await?.unwrap_or_else(|| "gone".into()),

@@ -125,6 +125,14 @@ pub(crate) async fn session(host: &Host, id: &str) -> anyhow::Result<Option<Page
         time(record.created_at),
         time(record.updated_at.max(record.created_at)),
     );
+    if let Some(project) = &record.project {
+        let _ = write!(
+            main,
+            "<p class=\"meta\">project <a id=\"project\" href=\"/p?project={}\">{}</a></p>",
+            url(project),
+            esc(project)
+        );
+    }
     memory(host, &views, &state, &mut main);
     prompt(host, id, &mut main).await;
     observations(id, &host.observations(id).await?, &mut main);

@@ -185,3 +185,21 @@ impl Drop for HttpServer {
         let _ = self.child.wait();
     }
 }
+
+/// The page at `path` of the viewer whose URL (`http://ADDR/?token=T`, as `scratchpad ui`
+/// prints it) is `url`, sent with the token's cookie.
+pub fn viewer_page(url: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let (addr, token) = url.strip_prefix("http://").and_then(|rest| rest.split_once("/?token=")).expect("the URL");
+    let port = addr.rsplit_once(':').expect("a port").1;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nCookie: scratchpad_ui_{port}={token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+}
