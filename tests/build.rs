@@ -15,6 +15,8 @@ const COMPONENTS: &[Component] = &[
     Component { constant: "LEGACY", package: "legacy-component" },
     // A plugin of the frozen 0.1.1 contract: no `view` export.
     Component { constant: "FROZEN", package: "frozen-component" },
+    // A plugin of the frozen 0.1.2 contract: a view, no `index` import.
+    Component { constant: "VIEWED", package: "viewed-component" },
 ];
 
 fn main() {

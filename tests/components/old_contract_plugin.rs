@@ -1,4 +1,5 @@
-// The plugin the components of the frozen contracts share (`legacy`: 0.1.0, `frozen`: 0.1.1),
+// The plugin the components of the frozen contracts share (`legacy`: 0.1.0, `frozen`: 0.1.1,
+// `viewed`: 0.1.2),
 // `include!`d in each one's `component` module after its own `wit_bindgen::generate!` and
 // imports, so the same hooks and tool are compiled against each contract.
 //

@@ -103,6 +103,24 @@ async fn a_component_of_the_frozen_0_1_1_contract_still_loads_and_runs() {
     assert_eq!(host.plugins()[0].grants, ["inject", "storage"], "the 0.1.1 component's request was read");
 }
 
+#[tokio::test]
+async fn a_component_of_the_frozen_0_1_2_contract_loads_with_its_view_and_no_index() {
+    let fx = Fixture::new();
+    let all = PluginSpec::file(components::VIEWED_PATH).unsigned().granting(Grants::ALL);
+    let host = fx.open(vec![all]).await;
+    assert_eq!(host.plugins()[0].grants, ["inject", "storage"], "its `permissions@0.1.2` request was read");
+    host.create_session_in("s", Origin::New, Some("p")).await.unwrap();
+    for (n, t) in ["t1", "t2"].iter().enumerate() {
+        let prompt = host.before_query(&turn("s", t), "go").await.unwrap();
+        let texts: Vec<_> = prompt.injections.iter().map(|i| i.text.clone()).collect();
+        assert_eq!(texts, [format!("[viewed] turn {}", n + 1)]);
+    }
+    let views = host.view("s").await.unwrap();
+    let turns = views[0].section("turns").map(|s| s.content.to_text());
+    assert_eq!(turns, Some("2".into()), "its `view@0.1.2` export is called");
+    assert!(host.recall_usage(None).await.unwrap().is_empty(), "it has no index to write to");
+}
+
 /// The hostile plugin's view with `config`, beside the real scratchpad.
 async fn hostile_view(config: Value, limits: Limits) -> (Option<PluginFailure>, String, usize) {
     let fx = Fixture::new();

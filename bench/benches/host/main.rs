@@ -9,12 +9,16 @@
 //! both default plugins), the native baseline (`src/native.rs`) and the Extism peer
 //! (`extism.rs`); native and Extism go through the host's own storage layer (`ScopedStore`).
 //!
+//! Recall: a search and a new session's injection over a project of 10,000 earlier sessions, on
+//! SQLite and PostgreSQL, and the index's size on disk (`recall.rs`).
+//!
 //! Fleet mode: the same component rows on PostgreSQL beside SQLite, offload and a
 //! range read on PostgreSQL, throughput of 1, 2 and 4 host processes on one PostgreSQL, and the
 //! round trips each operation costs — on a private server the run starts (`fleet.rs`).
 
 mod extism;
 mod fleet;
+mod recall;
 mod record;
 mod throughput;
 
@@ -503,7 +507,7 @@ impl Operations {
     }
 }
 
-criterion_group!(benches, hooks, grants, load, instantiation, observations, concurrency, round_trips);
+criterion_group!(benches, hooks, grants, load, instantiation, observations, recall::recall, concurrency, round_trips);
 
 fn main() {
     // A throughput child process (`fleet::processes`) runs its workload and nothing else.

@@ -1,0 +1,144 @@
+//! Recall over a large project: 10,000 earlier sessions, each of which left a plan and 20 notes
+//! (210,000 documents in the scratchpad's index of one project), on SQLite and on PostgreSQL.
+//!
+//! Rows: a search of the index (`Host::recall_search`, the backend's full-text query and the
+//! snippets), the model's `recall_search` tool through the component, and a new session's
+//! first-turn injection (`Host::preview_new_session`: every plugin's `before-query` of a new
+//! session of the project — the recall block's searches and its assembly — without the session
+//! row's creation). Beside them, a turn that does not search (`before_query` in a later turn of
+//! a session of the project), to compare with the same row of a session with no project; and,
+//! written to `recall/size/figures.json`, the index's bytes on disk against the text it holds.
+//!
+//! The documents are loaded with `Host::recall_import` (the operator's import: the same rows a
+//! plugin's writes make, scrubbed the same way), in one transaction, so the setup takes seconds
+//! instead of 210,000 tool calls.
+
+use std::time::Duration;
+
+use criterion::Criterion;
+use scratchpad_host::{Host, HostConfig, IndexFilter, IndexedDocument, Limits, Location, Origin, TurnContext};
+
+use crate::record;
+
+/// Earlier sessions in the project.
+const SESSIONS: usize = 10_000;
+/// Notes each left.
+const NOTES: usize = 20;
+const PROJECT: &str = "/bench/project";
+
+/// Words the notes are drawn from: code-ish and plain, so a query matches some notes, not all.
+const WORDS: &[&str] = &[
+    "parser", "timezone", "cache", "locale", "retry", "token", "expiry", "migration", "schema", "index", "flaky",
+    "deadline", "socket", "buffer", "encoding", "session", "commit", "rollback", "lock", "queue", "worker", "config",
+    "header", "cookie", "login", "refresh", "offset", "window", "budget", "quota", "vacuum", "checkpoint",
+];
+
+/// A small deterministic generator (xorshift), so every run indexes the same text.
+struct Words(u64);
+
+impl Words {
+    fn next(&mut self) -> &'static str {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        WORDS[(self.0 % WORDS.len() as u64) as usize]
+    }
+
+    fn sentence(&mut self, words: usize) -> String {
+        (0..words).map(|_| self.next()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// The project's documents, as the scratchpad component keeps them.
+fn documents() -> Vec<IndexedDocument> {
+    let mut words = Words(0x9E37_79B9_7F4A_7C15);
+    let mut documents = Vec::with_capacity(SESSIONS * (NOTES + 1));
+    for s in 0..SESSIONS {
+        let session = format!("earlier-{s:05}");
+        let at = 1_700_000_000_000 + (s as i64) * 60_000;
+        let plan = format!("1. {}\n2. {}\n3. {}", words.sentence(6), words.sentence(6), words.sentence(6));
+        documents.push(document(&session, &format!("plan:{s}"), "plan", "Plan", &plan, at));
+        for n in 0..NOTES {
+            let note = format!("note {n} of {session}: {}", words.sentence(12));
+            documents.push(document(&session, &format!("note:{s}:{n}"), "note", "Note", &note, at + n as i64));
+        }
+    }
+    documents
+}
+
+fn document(session: &str, id: &str, kind: &str, title: &str, text: &str, at_ms: i64) -> IndexedDocument {
+    let line = serde_json::json!({
+        "project": PROJECT, "plugin": "scratchpad", "id": id, "kind": kind, "title": title, "text": text,
+        "at_ms": at_ms, "session": session,
+    });
+    serde_json::from_value(line).expect("a document")
+}
+
+pub fn recall(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    rows(c, "recall", &dir, dir.path().join("recall.db").into());
+    rows(c, "recall_postgres", &dir, Location::parse(&crate::fleet::database()));
+}
+
+fn rows(c: &mut Criterion, name: &str, dir: &tempfile::TempDir, database: Location) {
+    let rt = crate::runtime();
+    let sqlite = match &database {
+        Location::Sqlite(path) => Some(path.clone()),
+        Location::Postgres(_) => None,
+    };
+    let mut config = HostConfig { database, ..crate::config(dir.path(), Some(dir.path().join("cache"))) };
+    for plugin in &mut config.plugins {
+        plugin.limits = Limits { index_quota_bytes: u64::MAX, ..plugin.limits };
+    }
+    let host = rt.block_on(Host::open(config)).unwrap();
+    let documents = documents();
+    let text: usize = documents.iter().map(|d| d.id.len() + d.kind.len() + d.title.len() + d.text.len()).sum();
+    rt.block_on(async {
+        let started = std::time::Instant::now();
+        host.recall_import(documents).await.unwrap();
+        eprintln!("{name}: imported {} documents in {:.1?}", SESSIONS * (NOTES + 1), started.elapsed());
+        host.create_session_in("searching", Origin::New, Some(PROJECT)).await.unwrap();
+        host.create_session("loose", Origin::New).await.unwrap();
+        // Past their first turn: the later turns measured below inject no recall block.
+        for session in ["searching", "loose"] {
+            host.before_query(&TurnContext::new(session, "first"), "hello").await.unwrap();
+        }
+    });
+    if let Some(path) = sqlite {
+        let kept = host_bytes(&path);
+        let figures = serde_json::json!({ "documents": SESSIONS * (NOTES + 1), "text_bytes": text, "database_bytes": kept,
+                                          "ratio": kept as f64 / text as f64 });
+        eprintln!("{name}: {figures}");
+        record::write(name, "size", "figures.json", &figures);
+    }
+    let _ = rt.block_on(host.recall_documents(&IndexFilter::default())).map(|all| assert!(all.len() > SESSIONS));
+
+    let mut group = c.benchmark_group(name);
+    group.measurement_time(Duration::from_secs(if crate::quick() { 3 } else { 10 }));
+    record::calls((&mut group, name), &rt, "search", || async {
+        host.recall_search(PROJECT, "timezone cache locale", 8).await.unwrap();
+    });
+    let turn = TurnContext::new("searching", "later");
+    record::calls((&mut group, name), &rt, "search_tool", || async {
+        host.call_tool(&turn, "recall_search", r#"{"query":"timezone cache locale"}"#).await.unwrap();
+    });
+    record::calls((&mut group, name), &rt, "new_session_injection", || async {
+        let prompt = host.preview_new_session(PROJECT, "the timezone cache is flaky again").await.unwrap();
+        assert!(prompt.injections.iter().any(|i| i.text.contains("earlier sessions")));
+    });
+    record::calls((&mut group, name), &rt, "turn_without_search", || async {
+        host.before_query(&turn, "go on").await.unwrap();
+    });
+    let loose = TurnContext::new("loose", "later");
+    record::calls((&mut group, name), &rt, "turn_without_project", || async {
+        host.before_query(&loose, "go on").await.unwrap();
+    });
+    group.finish();
+}
+
+/// The database file's bytes with its write-ahead log checkpointed into it.
+fn host_bytes(path: &std::path::Path) -> u64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    std::fs::metadata(path).unwrap().len()
+}
