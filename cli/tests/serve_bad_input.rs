@@ -44,3 +44,32 @@ fn a_line_of_invalid_utf8_gets_a_parse_error_and_the_sidecar_keeps_serving() {
     // Closing stdin still ends the sidecar cleanly.
     assert!(sidecar.close());
 }
+
+#[test]
+fn bad_project_keys_and_queries_are_clear_errors_that_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sidecar = sidecar(&dir.path().join("recall.db"));
+    let mut ask = |id: u64, method: &str, params: Value| {
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        sidecar.send(format!("{request}\n").as_bytes());
+        sidecar.read()
+    };
+    for (id, project) in [(1, json!("")), (2, json!("a\u{7}b")), (3, json!("x".repeat(1025))), (4, json!(7))] {
+        let refused = ask(id, "session.create", json!({ "session": format!("s{id}"), "project": project }));
+        assert!(refused["error"]["message"].is_string(), "{refused}");
+        let show = ask(100 + id, "session.show", json!({ "session": format!("s{id}") }));
+        assert!(show["error"]["message"].as_str().unwrap().contains("does not exist"), "nothing created: {show}");
+    }
+    let created = ask(10, "session.create", json!({ "session": "ok", "project": "acme/web" }));
+    assert!(created["result"]["guidance"].is_array(), "{created}");
+    let shown = ask(11, "session.show", json!({ "session": "ok" }));
+    assert_eq!(shown["result"]["session"]["project"], "acme/web", "{shown}");
+    for (id, query) in [(20, json!("")), (21, json!("*** ()")), (22, json!("w ".repeat(500_000)))] {
+        let refused = ask(id, "recall.search", json!({ "project": "acme/web", "query": query }));
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    }
+    let hits = ask(30, "recall.search", json!({ "project": "acme/web", "query": "NEAR(a b) title:x" }));
+    assert_eq!(hits["result"]["hits"], json!([]), "{hits}");
+    let preview = ask(31, "recall.preview", json!({ "project": "acme/web" }));
+    assert!(preview["result"]["rendered"].is_string(), "{preview}");
+}
