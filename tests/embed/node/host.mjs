@@ -101,6 +101,10 @@ export class Observation {
   }
 }
 
+function noHostSupport(what) {
+  throw new Error(`this host has no ${what}`);
+}
+
 function textOf(bytes) {
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -148,6 +152,22 @@ export class ScratchpadHost {
       },
       "scratchpad:plugin/log": { log: (level, message) => console.error(`[plugin ${level}] ${message}`) },
       "scratchpad:plugin/config": { get: () => this.configJson },
+      // No summarizer and no project: no checkpoint is ever written, and the session has no
+      // search index (recall answers `none`, as the Rust host's does for a session without a
+      // project). A call that writes or searches anyway traps.
+      "scratchpad:plugin/checkpoints": {
+        available: () => false,
+        request: () => noHostSupport("a checkpoint"),
+        latest: () => undefined,
+      },
+      "scratchpad:plugin/index": {
+        currentAccess: () => "none",
+        put: () => noHostSupport("a search index"),
+        remove: () => noHostSupport("a search index"),
+        get: () => noHostSupport("a search index"),
+        search: () => noHostSupport("a search index"),
+        recent: () => noHostSupport("a search index"),
+      },
       "scratchpad:plugin/observation": { Observation },
     };
   }

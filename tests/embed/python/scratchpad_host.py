@@ -23,7 +23,7 @@ from wasmtime.component import Component, Linker, Record, ResourceHost, Resource
 
 from scope import Scope, apply
 
-WORLD = "scratchpad:plugin/{}@0.1.2"
+WORLD = "scratchpad:plugin/{}@0.1.3"
 QUOTA_BYTES = 8 << 20  # the Rust host's default storage quota per plugin per session
 MEMORY_BYTES = 64 << 20  # the Rust host's default memory cap per call
 MAX_READ_BYTES = 1 << 20  # the largest slice `observation.read` returns
@@ -104,6 +104,17 @@ class ScratchpadHost:
                 log.add_func("log", lambda _, level, message: print(f"[plugin {level}] {message}", file=sys.stderr))
             with root.add_instance(WORLD.format("config")) as config:
                 config.add_func("get", lambda _: self.config_json)
+            # No summarizer and no project: no checkpoint is ever written, and the session has
+            # no search index (recall answers `none`, as the Rust host's does for a session
+            # without a project). A call that writes or searches anyway traps.
+            with root.add_instance(WORLD.format("checkpoints")) as checkpoints:
+                checkpoints.add_func("available", lambda _: False)
+                checkpoints.add_func("request", lambda _, request: no_host_support("a checkpoint"))
+                checkpoints.add_func("latest", lambda _: None)
+            with root.add_instance(WORLD.format("index")) as index:
+                index.add_func("current-access", lambda _: "none")
+                for function in ["put", "remove", "get", "search", "recent"]:
+                    index.add_func(function, lambda _, *args: no_host_support("a search index"))
             with root.add_instance(WORLD.format("observation")) as observation:
                 observation.add_resource("observation", ResourceType.host(OBSERVATION), lambda _, rep: None)
                 for method, answer in OBSERVATION_METHODS.items():
@@ -227,6 +238,10 @@ class ScratchpadHost:
     def state(self, session_id: str) -> dict:
         """Every key the component stores for the session."""
         return dict(self.sessions[session_id]["state"])
+
+
+def no_host_support(what: str):
+    raise RuntimeError(f"this host has no {what}")
 
 
 def storage_result(refusal):
