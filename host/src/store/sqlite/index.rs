@@ -215,3 +215,48 @@ fn interruptible<T>(
         other => Ok(other?),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(n: usize) -> IndexedDocument {
+        IndexedDocument {
+            project: "p".into(),
+            plugin: "a".into(),
+            id: format!("d{n}"),
+            kind: "note".into(),
+            title: String::new(),
+            text: format!("parser cache timezone note number {n}"),
+            at_ms: n as i64,
+            session: "s".into(),
+        }
+    }
+
+    /// A search still running at the call's deadline is stopped inside SQLite (its blocking
+    /// thread is free again), answering the deadline, not a database error; without a deadline
+    /// the same search answers.
+    #[test]
+    fn a_search_past_its_deadline_is_interrupted_in_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("index.db")).unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        import(&mut conn, &(0..3000).map(document).collect::<Vec<_>>()).unwrap();
+        let query = IndexQuery {
+            words: vec!["parser".into(), "cache".into()],
+            kind: None,
+            session: None,
+            since_ms: None,
+            not_session: None,
+            limit: 50,
+        };
+        let past = Some(Instant::now());
+        let stopped = search(&mut conn, "p", "a", &query, past).unwrap_err();
+        let deadline =
+            matches!(&stopped, crate::Error::Other(e) if e.downcast_ref::<crate::error::DeadlineExceeded>().is_some());
+        assert!(deadline, "{stopped:?}");
+        let found = search(&mut conn, "p", "a", &query, None).unwrap();
+        assert_eq!(found.len(), 50, "the connection works on, with no handler left behind");
+        assert!(found.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+    }
+}
