@@ -48,7 +48,12 @@ impl Claude {
     /// `claude -p PROMPT --output-format json` with the plugin, resuming `resume` when given:
     /// its JSON result (`session_id`, `result`, `is_error`, …).
     pub fn prompt(&self, prompt: &str, resume: Option<&str>) -> Value {
-        let output = self.run(prompt, resume);
+        self.prompt_in(&self.home, prompt, resume)
+    }
+
+    /// [`Claude::prompt`] with `dir` as the agent's working directory (its project).
+    pub fn prompt_in(&self, dir: &Path, prompt: &str, resume: Option<&str>) -> Value {
+        let output = self.run_in(dir, prompt, resume);
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),
@@ -62,7 +67,13 @@ impl Claude {
 
     /// Runs `claude -p` to the end.
     pub fn run(&self, prompt: &str, resume: Option<&str>) -> Output {
+        self.run_in(&self.home, prompt, resume)
+    }
+
+    /// Runs `claude -p` to the end in `dir`, the working directory its hooks report as `cwd`.
+    pub fn run_in(&self, dir: &Path, prompt: &str, resume: Option<&str>) -> Output {
         let mut command = self.command(&self.binary);
+        command.current_dir(dir);
         // `--max-turns`: a script that never ends its turn fails the test instead of hanging it.
         command.args(["-p", prompt, "--output-format", "json", "--max-turns", "8", "--dangerously-skip-permissions"]);
         if self.plugin_dir {

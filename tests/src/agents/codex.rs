@@ -4,7 +4,7 @@
 //! temp dir, with a configuration that already has settings of its own (the scripted model as
 //! its provider) before `scratchpad setup codex` adds the hooks and the MCP server.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -78,12 +78,23 @@ impl Codex {
 
     /// `codex exec [resume ID] PROMPT --json`: the thread id and the final agent message.
     pub fn exec(&self, prompt: &str, resume: Option<&str>) -> (String, String) {
+        self.exec_in(&self.dir, prompt, resume)
+    }
+
+    /// [`Codex::exec`] started in `cwd`, the working directory its hooks report (its project).
+    pub fn exec_in(&self, cwd: &Path, prompt: &str, resume: Option<&str>) -> (String, String) {
+        self.exec_with(cwd, &[], prompt, resume)
+    }
+
+    /// [`Codex::exec`] started in `cwd` with more arguments for `codex exec` (`-C DIR`).
+    pub fn exec_with(&self, cwd: &Path, args: &[&OsStr], prompt: &str, resume: Option<&str>) -> (String, String) {
         let mut command = Command::new(&self.binary);
         command.arg("exec");
         if let Some(id) = resume {
             command.args(["resume", id]);
         }
         command
+            .args(args)
             .args(["--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--json", prompt])
             .env_clear()
             .env("PATH", &self.path)
@@ -93,7 +104,7 @@ impl Codex {
             .env("SCRATCHPAD_DATABASE_URL", self.database())
             .env("XDG_CACHE_HOME", super::cache_home())
             .env("XDG_STATE_HOME", self.dir.join("state"))
-            .current_dir(&self.dir)
+            .current_dir(cwd)
             .stdin(Stdio::null());
         let config = self.dir.join("scratchpad.toml");
         if config.exists() {
