@@ -2,7 +2,7 @@
 //! of a project saved reaches the next session's first prompt (and its search tool), never a
 //! private span or a secret, never another project, and the plan is offered, not adopted.
 
-use scratchpad_host::{Host, IndexFilter, Origin, TurnContext};
+use scratchpad_host::{Host, IndexFilter, Origin, Summarizer, Summary, SummaryFuture, SummaryRequest, TurnContext};
 use scratchpad_tests::{Fixture, scratchpad};
 use serde_json::json;
 
@@ -11,6 +11,7 @@ scratchpad_tests::on_both_backends!(
     a_newer_plan_supersedes_the_older_one_and_both_stay_searchable,
     the_preview_shows_exactly_what_a_new_session_receives,
     the_same_text_is_kept_once_per_project,
+    a_checkpoint_is_found_by_the_next_session,
 );
 
 const KEY: &str = "sk-proj-Zx8Qw2Lp9Rt5Vb3Nm7Kj4Hg6Fd1Sa0Xc8Yu";
@@ -125,4 +126,43 @@ async fn the_same_text_is_kept_once_per_project(fx: Fixture) {
     let notes: Vec<_> = kept.iter().filter(|d| d.kind == "note").collect();
     assert_eq!(notes.len(), 1, "{kept:?}");
     assert_eq!(notes[0].session, "b", "the latest session that saved it");
+}
+
+/// The runtime's model, summarising the conversation: its decisions and open questions.
+struct Decisions;
+
+impl Summarizer for Decisions {
+    fn summarize<'a>(&'a self, _request: &'a SummaryRequest) -> SummaryFuture<'a> {
+        Box::pin(async move {
+            let mut summary = Summary::default();
+            summary.summary = "Investigated the flaky upload test.".into();
+            summary.key_decisions = vec!["retry uploads with jittered backoff".into()];
+            summary.open_questions = vec!["does the proxy drop idle sockets".into()];
+            Ok(summary)
+        })
+    }
+}
+
+async fn a_checkpoint_is_found_by_the_next_session(fx: Fixture) {
+    let guard = scratchpad_host::PluginSpec::embedded("context-guard").with_config(json!({ "showContext": false }));
+    let mut config = fx.config(vec![scratchpad(json!({})), guard]);
+    config.summarizer = Some(std::sync::Arc::new(Decisions));
+    let host = Host::open(config).await.unwrap();
+    host.create_session_in("a", Origin::New, Some("p")).await.unwrap();
+    // The conversation crosses 25 % of the window: context-guard asks for a checkpoint, the
+    // summarizer writes it at the turn's end, and the scratchpad indexes it at the next turn.
+    let crossing = TurnContext::new("a", "t1").with_tokens(52_000, 200_000);
+    host.after_response(&crossing, "done").await.unwrap();
+    assert_eq!(host.checkpoints("a").await.unwrap().len(), 1);
+    host.before_query(&TurnContext::new("a", "t2"), "next").await.unwrap();
+    host.before_query(&TurnContext::new("a", "t3"), "again").await.unwrap();
+    let kept = host.recall_documents(&IndexFilter::default()).await.unwrap();
+    let checkpoints: Vec<_> = kept.iter().filter(|d| d.kind == "checkpoint").collect();
+    assert_eq!(checkpoints.len(), 1, "indexed once: {kept:?}");
+    assert!(checkpoints[0].text.contains("retry uploads with jittered backoff"), "{kept:?}");
+    assert!(checkpoints[0].text.contains("does the proxy drop idle sockets"), "{kept:?}");
+
+    host.create_session_in("b", Origin::New, Some("p")).await.unwrap();
+    let prompt = first_prompt(&host, "b", "the upload test is flaky").await;
+    assert!(prompt.contains("jittered backoff"), "{prompt}");
 }

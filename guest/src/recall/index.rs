@@ -132,6 +132,10 @@ impl<S: Storage, T: Tokenizer> Scratchpad<'_, S, T> {
             return;
         }
         let Some(recall) = &self.recall else { return };
+        // A host without a summarizer never writes a checkpoint: no database trip to look.
+        if !recall.checkpoints.available() {
+            return;
+        }
         let Some(checkpoint) = recall.checkpoints.latest() else { return };
         if state::read_text(self.storage, RECALL_CHECKPOINT) == checkpoint.id {
             return;
