@@ -15,7 +15,7 @@ use crate::config::{Config, Surface};
 use crate::inject;
 use crate::recall::{self, RECALL_READ, RECALL_SEARCH, Recall};
 use crate::schema::{self, READ_NOTEPAD, SCRATCHPAD_TOOL, UPDATE_NOTEPAD, WRITE_NOTEPAD};
-use crate::state::Spaces;
+use crate::state::{self, Spaces};
 
 /// The manifest for `config`: every tool the component may run whenever it is enabled — all
 /// four scratchpad tools (the notepad tools also serve the host's sandbox API when they are
@@ -108,7 +108,13 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
         texts.extend(inject::render(&spaces, self.config));
         let placement = self.config.placement;
         let mut injections: Vec<Injection> = texts.into_iter().map(|text| Injection { placement, text }).collect();
-        injections.extend(self.recall_block(turn, message, &spaces));
+        if turn.turn_index == 0 && self.storage.get(state::RECALL_OFFERED).is_none() {
+            // Marked once given, so a session resumed in its first turn is not given it twice.
+            if let Some(block) = self.recall_block(turn, message, &spaces) {
+                let _ = self.storage.set(state::RECALL_OFFERED, b"1");
+                injections.push(block);
+            }
+        }
         self.index_checkpoint();
         injections
     }

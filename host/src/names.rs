@@ -138,9 +138,10 @@ fn is_name_char(c: char) -> bool {
 }
 
 /// Whether `after`, which starts with a `.`, is the end of a sentence (the dot followed by
-/// white space or the end of the text) rather than more of a dotted name.
+/// anything that cannot go on a name: white space, a closing parenthesis or quote, the end of
+/// the text) rather than more of a dotted name.
 fn ends_sentence(after: &str) -> bool {
-    after[1..].chars().next().is_none_or(char::is_whitespace)
+    after[1..].chars().next().is_none_or(|c| !is_name_char(c))
 }
 
 #[cfg(test)]
@@ -172,12 +173,14 @@ mod tests {
         let names =
             ToolNames::new(["session.scratchpad", "scratchpad_read"], "mcp__plugin_scratchpad_scratchpad__").unwrap();
         let text = "Call session.scratchpad (or `scratchpad_read`). Not session.scratchpad2 nor \
-                    mcp__plugin_scratchpad_scratchpad__session_scratchpad. End: session.scratchpad.";
+                    mcp__plugin_scratchpad_scratchpad__session_scratchpad. (Read with scratchpad_read.) \
+                    End: session.scratchpad.";
         assert_eq!(
             names.rewrite(text),
             "Call mcp__plugin_scratchpad_scratchpad__session_scratchpad (or \
              `mcp__plugin_scratchpad_scratchpad__scratchpad_read`). Not session.scratchpad2 nor \
-             mcp__plugin_scratchpad_scratchpad__session_scratchpad. End: \
+             mcp__plugin_scratchpad_scratchpad__session_scratchpad. (Read with \
+             mcp__plugin_scratchpad_scratchpad__scratchpad_read.) End: \
              mcp__plugin_scratchpad_scratchpad__session_scratchpad."
         );
         assert_eq!(names.tool("mcp__plugin_scratchpad_scratchpad__scratchpad_read"), Some("scratchpad_read"));

@@ -106,7 +106,12 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
     let other = claude.prompt("SCRIPT:other hello", None);
     assert_ne!(other["session_id"], session.as_str());
     let last = model.turn_requests().pop().unwrap();
-    assert!(!text_of(&last).contains("PLAN-MARKER-42"), "another session does not see the plan");
+    // Another session (of the same project: the same directory) has no plan of its own; recall
+    // offers it the first one's, and never adopts it.
+    assert!(!text_of(&last).contains(INJECTED_PLAN), "another session does not have the plan");
+    assert!(text_of(&last).contains("offered, not adopted"), "recall offers it: {}", text_of(&last));
+    let other_id = other["session_id"].as_str().unwrap();
+    assert!(!claude.show(other_id).to_string().contains("PLAN-MARKER-42"), "nor does it store it");
 
     // Five `claude` processes: each started one MCP server and ran one SessionStart command;
     // the prompts, the tool calls, the compaction and the turns' ends were served in-process.

@@ -43,7 +43,11 @@ fn codex_keeps_the_plan_across_processes_per_thread_and_refuses_an_overflow() {
     assert_ne!(other, thread);
     assert_eq!(reply, "REFUSAL-SEEN", "the refusal reached the model");
     let last = model.turn_requests().pop().unwrap().to_string();
-    assert!(!last.contains("CODEX-PLAN-42"), "another thread does not see the plan");
+    // Another thread (of the same project: the same directory) has no plan of its own; recall
+    // offers it the first one's, and never adopts it.
+    assert!(!last.contains("## Plan\\n1. CODEX-PLAN-42"), "another thread does not have the plan");
+    assert!(last.contains("offered, not adopted"), "recall offers it");
+    assert!(!codex.show(&other).contains("CODEX-PLAN-42"), "nor does it store it");
     assert!(!codex.show(&other).contains("yyyyyyyyyy"), "the refused append changed nothing");
 }
 

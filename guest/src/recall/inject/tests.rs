@@ -32,7 +32,9 @@ fn after_an_earlier_session(json: &str) -> Harness {
     h
 }
 
+/// The block of a session's first turn, as if it had not been given one yet.
 fn first_turn(h: &mut Harness, message: &str) -> Vec<Injection> {
+    h.storage.entries.remove(crate::state::RECALL_OFFERED);
     h.pad().before_query(&turn(0), message)
 }
 
@@ -83,7 +85,8 @@ fn the_latest_plan_is_offered_never_adopted() {
     let mut h = after_an_earlier_session("{}");
     assert!(block_of(&mut h, "Fix the tz offset bug").contains(PLAN_TEXT));
     assert_eq!(h.text("plan"), "");
-    assert!(h.storage.entries.is_empty(), "the new session's storage is untouched: {:?}", h.storage.entries);
+    let written: Vec<&String> = h.storage.entries.keys().collect();
+    assert_eq!(written, [crate::state::RECALL_OFFERED], "only the mark that the block was given");
     let turn_1 = h.pad().before_query(&turn(1), "go on");
     assert!(turn_1.is_empty(), "no scratchpad block, no recall block: {turn_1:?}");
 }
@@ -225,4 +228,14 @@ fn after_a_compaction_the_next_turn_reminds_of_recall_search_once() {
     h.index.access = Access::None;
     h.pad().after_compaction(&turn(9));
     assert!(h.storage.entries.is_empty() && h.pad().before_query(&turn(10), "go on").is_empty());
+}
+
+#[test]
+fn a_session_resumed_in_its_first_turn_is_not_given_the_block_again() {
+    let mut h = after_an_earlier_session("{}");
+    let block = block_of(&mut h, "tz bug");
+    assert!(block.contains(NOTE_TEXT), "{block}");
+    // A resumed session asks again in the turn it is still in (its first).
+    let again = h.pad().before_query(&turn(0), "tz bug");
+    assert!(again.iter().all(|i| !i.text.contains("earlier sessions")), "{again:?}");
 }
