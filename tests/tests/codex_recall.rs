@@ -87,6 +87,7 @@ fn a_new_codex_thread_starts_from_what_earlier_threads_of_its_checkout_left() {
         { "when": "SCRIPT:recall", "reply": [tool_use("recall_search", json!({ "query": "offset" }))] },
         { "when": FINDING, "reply": [{ "text": "RECALLED" }] },
         { "when": "No match.", "reply": [{ "text": "NOTHING-RECALLED" }] },
+        { "when": "SCRIPT:resume", "reply": [{ "text": "RESUMED" }] },
     ] });
     let model = Model::start("responses", dir.path(), &script);
     let log = dir.path().join("runs.log");
@@ -135,11 +136,19 @@ fn a_new_codex_thread_starts_from_what_earlier_threads_of_its_checkout_left() {
     assert!(!adopted, "B did not adopt A's plan");
     assert!(codex.show(&a).contains(PRIVATE), "A's own scratchpad keeps the note as written");
 
+    // Resumed (its ledger still in its first turn): the block is not given a second time.
+    let (resumed, reply) = codex.exec_in(&deep, "SCRIPT:resume go on", Some(&b));
+    assert_eq!((resumed.as_str(), reply.as_str()), (b.as_str(), "RESUMED"));
+    let _ = new_lines(&log, &mut read);
+    let last = model.turn_requests().pop().unwrap()["input"].to_string();
+    assert_eq!(last.matches(HEADING).count(), 1, "the block once, in the history only: {last}");
+    let seen = model.turn_requests().len();
+
     let (c, reply) = codex.exec_in(&p2, "SCRIPT:recall the timezone bug", None);
     assert_eq!(reply, "NOTHING-RECALLED", "the search in P2 found nothing");
     assert_eq!(session(&codex, &c)["session"]["project"], p2.to_str().unwrap(), "C belongs to P2");
     all_ran_in(&new_lines(&log, &mut read), &p2);
-    let requests: Vec<Value> = model.turn_requests().split_off(seen + 2);
+    let requests: Vec<Value> = model.turn_requests().split_off(seen);
     assert_eq!(requests.len(), 2, "C's first request and the one with the search's result");
     for request in &requests {
         let text = request.to_string();
