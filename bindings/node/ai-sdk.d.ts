@@ -9,6 +9,11 @@ export declare function apiToolName(name: string): string;
 export interface ScratchpadOptions {
   /** The host's session: the caller's id for the conversation. */
   sessionId: string;
+  /**
+   * The project the session is created in when it is new (recall: its first model call holds
+   * what earlier sessions of the project saved): `projectOfDir(dir)` or any key. Default none.
+   */
+  project?: string | null;
   /** Host failures reject instead of being reported to `onError` (default false). */
   strict?: boolean;
   /** Where host failures go when not strict (default: `console.warn`). */
@@ -29,6 +34,7 @@ export declare class Scratchpad {
   constructor(host: Host, options: ScratchpadOptions);
   readonly host: Host;
   readonly sessionId: string;
+  readonly project: string | null;
   turn<TOOLS extends ToolSet = {}>(options?: TurnOptions<TOOLS>): Promise<Turn<TOOLS>>;
 }
 

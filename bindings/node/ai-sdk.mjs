@@ -15,8 +15,10 @@
  *
  * How the loop maps onto the host's hooks (every decision is the plugins'; this module only
  * translates shapes):
- * - **Sessions and turns.** The caller names the session; each `scratchpad.turn()` is one new
- *   turn of it (one `generateText` or `streamText` run, however many steps).
+ * - **Sessions and turns.** The caller names the session, and optionally its project (recall:
+ *   a new session of a project starts, in its first model call, from what earlier sessions of
+ *   the project saved); each `scratchpad.turn()` is one new turn of it (one `generateText` or
+ *   `streamText` run, however many steps).
  * - **Injections, not persisted.** `turn.model(model)` wraps the model with
  *   `turn.middleware`, whose `transformParams` adds `Host.beforeQuery`'s injections to each
  *   model call: system placements around the system message, context placements around the
@@ -43,7 +45,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { jsonSchema, tool, wrapLanguageModel } from 'ai';
-import { Host, ToolError, PluginError, apiToolName } from './index.mjs';
+import { Host, ToolError, PluginError, apiToolName, checkProject } from './index.mjs';
 
 export { apiToolName };
 
@@ -67,17 +69,24 @@ function resultText(result) {
 export class Scratchpad {
   /**
    * @param {Host} host the host (`Host.open`)
-   * @param {{sessionId: string, strict?: boolean, onError?: (error: unknown, hook: string) => void}} options
+   * @param {{sessionId: string, project?: string, strict?: boolean, onError?: (error: unknown, hook: string) => void}} options
+   *   `project`: the project the session is created in when it is new (a key: `projectOfDir(dir)`
+   *   of the agent's working directory, or any name the caller chooses); default none.
    */
   constructor(host, options) {
     if (!(host instanceof Host)) throw new TypeError('host must be a Host (Host.open)');
     if (options === null || typeof options !== 'object') throw new TypeError('options must be an object {sessionId}');
     if (typeof options.sessionId !== 'string') throw new TypeError('options.sessionId must be a string');
+    if (options.project !== undefined && options.project !== null) {
+      if (typeof options.project !== 'string') throw new TypeError('options.project must be a string');
+      checkProject(options.project);
+    }
     if (options.onError !== undefined && typeof options.onError !== 'function') {
       throw new TypeError('options.onError must be a function');
     }
     this.host = host;
     this.sessionId = options.sessionId;
+    this.project = options.project ?? null;
     this.strict = Boolean(options.strict);
     this.onError = options.onError ?? ((error, hook) => console.warn(`scratchpad: ${hook} failed:`, error));
     this._opened = null;
@@ -100,7 +109,7 @@ export class Scratchpad {
     if (contextWindow !== undefined && (!Number.isSafeInteger(contextWindow) || contextWindow < 0)) {
       throw new TypeError('options.contextWindow must be a non-negative integer');
     }
-    this._opened ??= this.host.openSession(this.sessionId).catch((error) => {
+    this._opened ??= this.host.openSession(this.sessionId, { project: this.project }).catch((error) => {
       this._opened = null;
       throw error;
     });

@@ -72,6 +72,47 @@ export declare class ToolNames {
 /** `name` as model APIs accept it (`session.scratchpad` → `session_scratchpad`). */
 export declare function apiToolName(name: string): string;
 
+/**
+ * The project of a working directory (absolute, existing): the root of the git checkout holding
+ * it (a linked worktree's main checkout), else the directory itself.
+ */
+export declare function projectOfDir(dir: string): string;
+/** Throws unless `key` may name a project (1 to 1024 bytes, no control characters). */
+export declare function checkProject(key: string): void;
+
+export interface SessionOptions {
+  /**
+   * The project the session belongs to (recall: its first prompt holds what earlier sessions of
+   * the project saved). `projectOfDir(dir)` for an agent's working directory, or any key.
+   */
+  project?: string | null;
+}
+
+/** A document of a project's recall index. */
+export interface IndexedDocument {
+  project: string;
+  plugin: string;
+  id: string;
+  /** What it is (`plan`, `note`, …). */
+  kind: string;
+  title: string;
+  /** Its text as kept (private spans removed, secrets redacted). */
+  text: string;
+  /** When what it records happened, Unix milliseconds. */
+  at_ms: number;
+  /** The session whose call kept it. */
+  session: string;
+}
+
+/** A document `recallSearch` found. */
+export interface RecallHit {
+  document: IndexedDocument;
+  /** Its text around the first word that matched. */
+  snippet: string;
+  /** How well it matched within its plugin's answer (higher is better). */
+  score: number;
+}
+
 export interface OpenOptions {
   /** A configuration file (TOML), as the CLI's `--config`. */
   config?: string | null;
@@ -85,8 +126,8 @@ export declare class Host {
   /** Opens the database at `location`: a SQLite file (created when missing) or a `postgres://` URL. */
   static open(location: string, options?: OpenOptions): Promise<Host>;
   plugins(): PluginSummary[];
-  createSession(sessionId: string): Promise<Injection[]>;
-  openSession(sessionId: string): Promise<Injection[]>;
+  createSession(sessionId: string, options?: SessionOptions): Promise<Injection[]>;
+  openSession(sessionId: string, options?: SessionOptions): Promise<Injection[]>;
   tools(turn: Turn): Promise<ToolSpec[]>;
   /** The loaded tools as a model sees them: `prefix` + each tool's API name. */
   toolNames(prefix?: string): ToolNames;
@@ -105,6 +146,10 @@ export declare class Host {
   beforeCompaction(turn: Turn): Promise<string[]>;
   afterCompaction(turn: Turn): Promise<void>;
   show(sessionId: string): Promise<{ session: Record<string, unknown>; state: Array<{ plugin: string; key: string; text: string }> }>;
+  /** What the sessions of `project` left that matches `query`, at most `limit` (1 to 50, default 10) per plugin. */
+  recallSearch(project: string, query: string, options?: { limit?: number }): Promise<RecallHit[]>;
+  /** What a new session of `project` would receive in its first prompt for `message`. */
+  recallPreview(project: string, message?: string): Promise<Prompt>;
   close(): void;
 }
 

@@ -14,6 +14,10 @@
  *     await host.callTool(turn, 'session.scratchpad', { action: 'set_plan', content: '1. Fix X' });
  *     const prompt = await host.beforeQuery({ sessionId: 's1', turnId: 't2' }, 'continue');
  *     const { system, user } = prompt.render('You are a coding agent.', 'continue');
+ *
+ * Recall: a session created in a project (`host.openSession('s2', { project: projectOfDir(repo) })`,
+ * or any key of the caller's) starts, in its first prompt, from what earlier sessions of that
+ * project saved; `host.recallSearch` and `host.recallPreview` show what is kept.
  */
 
 const native = require('./native.js');
@@ -167,6 +171,30 @@ function apiToolName(name) {
 }
 
 /**
+ * The project of a working directory (absolute, existing): the root of the git checkout holding
+ * it (a linked worktree's main checkout), else the directory itself. A coding agent's sessions
+ * pass it as their `project`, so every session in one checkout shares one. A relative or
+ * missing directory throws a `ScratchpadError` (code `invalid-input`).
+ */
+function projectOfDir(dir) {
+  return callSync(() => native.projectOfDir(str('dir', dir)));
+}
+
+/** Throws a `ScratchpadError` (code `invalid-input`) unless `key` may name a project (1 to 1024 bytes, no control characters). */
+function checkProject(key) {
+  callSync(() => native.checkProject(str('project', key)));
+}
+
+/** The `project` of a session's options (`{project}`), or null. */
+function projectOption(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`options must be an object {project}, not ${typeName(options)}`);
+  }
+  const { project } = options;
+  return project === undefined || project === null ? null : str('options.project', project);
+}
+
+/**
  * What `beforeQuery` returns: the injections around the user's untouched message (the
  * session's standing guidance among them, once), joined and rendered by the host's rules.
  */
@@ -250,16 +278,24 @@ class Host {
     return ToolNames._of(callSync(() => this._native.toolNames(prefix)));
   }
 
-  /** Creates the session (a `ScratchpadError` with code `session-exists` when it exists): its standing guidance. */
-  async createSession(sessionId) {
+  /**
+   * Creates the session (a `ScratchpadError` with code `session-exists` when it exists): its
+   * standing guidance. `options.project` (a key: `projectOfDir` of the agent's working
+   * directory, or any name the caller chooses) is what recall keeps the session's findings
+   * under; the session's first prompt holds what earlier sessions of the project left. Without
+   * one the session recalls nothing and is recalled by nothing.
+   */
+  async createSession(sessionId, options = {}) {
     str('sessionId', sessionId);
-    return injections(await call(() => this._native.createSession(sessionId)));
+    const project = projectOption(options);
+    return injections(await call(() => this._native.createSession(sessionId, project)));
   }
 
-  /** The session, created when missing: its standing guidance. */
-  async openSession(sessionId) {
+  /** The session, created (in `options.project`) when missing: its standing guidance. A session that exists keeps its project. */
+  async openSession(sessionId, options = {}) {
     str('sessionId', sessionId);
-    return injections(await call(() => this._native.openSession(sessionId)));
+    const project = projectOption(options);
+    return injections(await call(() => this._native.openSession(sessionId, project)));
   }
 
   /**
@@ -345,10 +381,40 @@ class Host {
     await call(() => this._native.afterCompaction(t));
   }
 
-  /** The session's record and every plugin's stored state. */
+  /** The session's record (its `project` among its fields) and every plugin's stored state. */
   async show(sessionId) {
     str('sessionId', sessionId);
     return JSON.parse(await call(() => this._native.show(sessionId)));
+  }
+
+  /**
+   * What the sessions of `project` left that matches `query` (words), best first within each
+   * plugin, at most `options.limit` (1 to 50, default 10) per plugin: `{document: {project,
+   * plugin, id, kind, title, text, at_ms, session}, snippet, score}` each. Private spans and
+   * secrets were removed before anything was kept.
+   */
+  async recallSearch(project, query, options = {}) {
+    str('project', project);
+    str('query', query);
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TypeError(`options must be an object {limit}, not ${typeName(options)}`);
+    }
+    const { limit = 10 } = options;
+    if (!Number.isSafeInteger(limit) || limit < 0 || limit > 0xffffffff) {
+      throw new TypeError(`options.limit must be a non-negative integer, not ${typeName(limit)} ${String(limit)}`);
+    }
+    return JSON.parse(await call(() => this._native.recallSearch(project, query, limit)));
+  }
+
+  /**
+   * What a new session of `project` would receive in its first prompt for `message` (earlier
+   * sessions' findings among it), as a `Prompt`. Nothing is read of any session and nothing is
+   * written.
+   */
+  async recallPreview(project, message = '') {
+    str('project', project);
+    str('message', message);
+    return new Prompt(injections(await call(() => this._native.recallPreview(project, message))));
   }
 
   /**
@@ -365,6 +431,8 @@ module.exports = {
   Prompt,
   ToolNames,
   apiToolName,
+  projectOfDir,
+  checkProject,
   PLACEMENTS,
   ScratchpadError,
   ToolError,

@@ -42,7 +42,7 @@ async function server(input, rawOptions) {
     specs = [];
     log("error", `the components' tools are not offered: ${describe(error)}`);
   }
-  const bridge = new Bridge({ sidecar, log });
+  const bridge = new Bridge({ sidecar, log, directory: input?.directory });
   const tools = {};
   for (const spec of specs) {
     const name = spec.api_name;

@@ -6,7 +6,7 @@
 // call's writes before it answers, so an answered request is durable; a request cut short by
 // a crash fails with an error saying so, and the next one runs on a fresh server.
 
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
 /** An error answered by the server (`code`, `data` as in docs/protocol.md) or about it. */
@@ -31,6 +31,7 @@ export class Sidecar {
   /** `command`: the binary; `args`: its global options (`serve` is appended). */
   constructor({ command, args, requestTimeoutMs, logger }) {
     this.command = command;
+    this.globalArgs = args;
     this.args = [...args, "serve"];
     this.requestTimeoutMs = requestTimeoutMs;
     this.logger = logger;
@@ -39,6 +40,7 @@ export class Sidecar {
     this.nextId = 1;
     this.starts = 0;
     this.stderrTail = [];
+    this.projects = new Map(); // directory -> Promise of its project key
   }
 
   /** Sends `method` and resolves with its result, or rejects with a SidecarError. */
@@ -60,17 +62,48 @@ export class Sidecar {
   }
 
   /**
-   * Creates `session` (with `origin`) and resolves with its standing guidance; when it exists
-   * already (created by an earlier process), with the guidance the host kept for it.
+   * Creates `session` (with `origin`, in `project` when given) and resolves with its standing
+   * guidance; when it exists already (created by an earlier process), with the guidance the
+   * host kept for it (and the project it was created in).
    */
-  async openSession(session, origin = { kind: "new" }) {
+  async openSession(session, origin = { kind: "new" }, project = null) {
     try {
-      return (await this.request("session.create", { session, origin })).guidance;
+      const params = project ? { session, origin, project } : { session, origin };
+      return (await this.request("session.create", params)).guidance;
     } catch (error) {
       if (error.code !== SESSION_EXISTS) throw error;
       const shown = await this.request("session.show", { session });
       return shown.session.guidance ?? [];
     }
+  }
+
+  /**
+   * The project of the working directory `dir`, as the host decides it (`project_of_dir`: the
+   * root of the git checkout holding it, a linked worktree's main checkout, else `dir`): asked of
+   * the binary once per directory (`scratchpad --json recall status --project DIR`, which
+   * answers with the key). Rejects when `dir` names no project (relative, missing).
+   */
+  projectOfDir(dir) {
+    let found = this.projects.get(dir);
+    if (!found) {
+      found = new Promise((resolve, reject) => {
+        const args = [...this.globalArgs, "--json", "recall", "status", "--project", dir];
+        execFile(this.command, args, { encoding: "utf8", timeout: this.requestTimeoutMs }, (error, stdout, stderr) => {
+          let answer;
+          try {
+            answer = JSON.parse(stdout);
+          } catch {
+            answer = null;
+          }
+          if (!error && typeof answer?.project === "string") return resolve(answer.project);
+          const why = answer?.error?.message ?? (`${stderr ?? ""}`.trim() || error?.message || "no project in its answer");
+          reject(new SidecarError(`the project of ${dir}: ${why}`, undefined, answer?.error));
+        });
+      });
+      this.projects.set(dir, found);
+      found.catch(() => this.projects.delete(dir)); // asked again next time
+    }
+    return found;
   }
 
   /** The running server, started when there is none. */

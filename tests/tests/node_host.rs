@@ -6,7 +6,8 @@
 //! (`bindings/node/test/*.test.mjs`): every method and error, the shared tool-name vectors, worker threads and processes on
 //! one SQLite file, PostgreSQL (a fresh database on this test process's server, the Rust
 //! suite's harness), a plugin that loops forever, a worker ended with calls in flight, both module systems, a platform with no
-//! binary, and the AI SDK integration in real `generateText` and `streamText` loops against
+//! binary, recall (a session of a project starts from what an earlier one saved, never its
+//! private span or secret, never another project's), and the AI SDK integration in real `generateText` and `streamText` loops against
 //! the scripted Chat Completions server (`tests/scripted/chat.py`); and the README's example.
 
 use std::path::Path;
@@ -17,8 +18,15 @@ use scratchpad_tests::runtimes::{node24, root, run};
 
 /// The test files, copied beside the installed packages so they resolve them as a user's
 /// program would.
-const FILES: &[&str] =
-    &["package.json", "types.ts", "host.test.mjs", "ai-sdk.test.mjs", "tool-names.test.mjs", "example.mjs"];
+const FILES: &[&str] = &[
+    "package.json",
+    "types.ts",
+    "host.test.mjs",
+    "ai-sdk.test.mjs",
+    "tool-names.test.mjs",
+    "recall.test.mjs",
+    "example.mjs",
+];
 
 /// A fresh directory with the packed packages and the tests' pinned packages installed.
 fn installed(dir: &Path) {
@@ -60,7 +68,8 @@ fn the_node_package_installs_from_its_tarballs_and_passes_its_tests() {
     let postgres = scratchpad_tests::postgres::server().fresh_database();
     let cache = tempfile::tempdir().unwrap();
     let output = Command::new(&node)
-        .args(["--test", "--test-reporter=tap", "host.test.mjs", "ai-sdk.test.mjs", "tool-names.test.mjs"])
+        .args(["--test", "--test-reporter=tap"])
+        .args(FILES.iter().filter(|name| name.ends_with(".test.mjs")))
         .env("PATH", path)
         .env("SCRATCHPAD_TEST_POSTGRES", &postgres)
         .env("SCRATCHPAD_PROBE", scratchpad_tests::components::PROBE_PATH)
@@ -72,7 +81,7 @@ fn the_node_package_installs_from_its_tarballs_and_passes_its_tests() {
         .expect("running node --test");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "node --test failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains("# fail 0") && stdout.contains("# pass 16"), "{stdout}");
+    assert!(stdout.contains("# fail 0") && stdout.contains("# pass 18"), "{stdout}");
     scratchpad_tests::assert_no_embedded_component_compiled(&cache.path().join("scratchpad"));
 
     let example = run(

@@ -122,6 +122,11 @@ fn openclaw_runs_the_components_through_a_real_turn_loop() {
     assert!(stored(&db, "notes").unwrap().contains(NOTE_MARKER));
     let tools = last_request(&model, "SCRIPT:plan")["tools"].to_string();
     assert!(tools.contains("\"session_scratchpad\"") && !tools.contains("session.scratchpad\""), "offered directly");
+    // Recall: the session is in the project of the agent's workspace, its search tool offered.
+    let workspace = openclaw.workspace().canonicalize().unwrap();
+    let project = scratchpad_json(&db, &["show", SESSION])["session"]["project"].clone();
+    assert_eq!(project, json!(workspace.to_str().unwrap()), "the workspace directory's project");
+    assert!(tools.contains("\"recall_search\""), "recall's tools are declared and offered: {tools}");
 
     // Turn 2: the block comes before the user's message; the guidance is in the system prompt.
     openclaw.turn(SESSION_KEY, "go on SCRIPT:continue");

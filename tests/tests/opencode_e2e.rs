@@ -21,7 +21,8 @@ fn tool_use(name: &str, input: Value) -> Value {
 /// The plan is written with the scratchpad's tool, kept in opencode's session, injected into
 /// every later request of that session (in a new `opencode run --session` process, and after
 /// opencode compacted the session, whose compaction prompt got the session notepad's warning); another
-/// session does not see it, and an append over the budget reaches the model as the refusal.
+/// session does not have it as its own (recall offers it, the sessions sharing the working
+/// directory's project), and an append over the budget reaches the model as the refusal.
 #[test]
 fn opencode_keeps_the_plan_across_runs_and_compaction_per_session() {
     let dir = tempfile::tempdir().unwrap();
@@ -69,7 +70,16 @@ fn opencode_keeps_the_plan_across_runs_and_compaction_per_session() {
     let (other, reply) = opencode.run("SCRIPT:overflow note this", None);
     assert_ne!(other, session);
     assert_eq!(reply, "REFUSAL-SEEN", "the refusal reached the model");
-    assert!(!system(&model.turn_requests().pop().unwrap()).contains(PLAN), "another session does not see the plan");
+    // Another session has no plan of its own; it is offered the first one's, as what an earlier
+    // session of the checkout (its project, from opencode's working directory) left.
+    let offered = system(&model.turn_requests().pop().unwrap());
+    assert!(!offered.contains(&format!("## Plan\\n{PLAN}")), "another session does not have the plan as its own");
+    assert!(
+        offered.contains("## What earlier sessions of this project left")
+            && offered.contains("offered, not adopted")
+            && offered.contains(PLAN),
+        "recall: the session is in the working directory's project"
+    );
     assert!(!show(dir.path(), &other).contains("yyyyyyyyyy"), "the refused append changed nothing");
 
     // A turn that reports more tokens than the window holds: opencode compacts the session.

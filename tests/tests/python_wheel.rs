@@ -2,9 +2,10 @@
 //! xtask dist` builds for this platform (`scratchpad_tests::dist`, `dist-test` profile), installed into
 //! a fresh virtualenv, and tested there by pytest (`bindings/python/tests`): every method and
 //! error, threads and processes on one SQLite file, PostgreSQL (a fresh database on this test
-//! process's server, the Rust suite's harness), a plugin that loops forever, the LangChain
-//! middleware in a real agent loop, and the OpenAI Agents SDK adapter in real `Runner.run`
-//! loops against a scripted Responses API.
+//! process's server, the Rust suite's harness), a plugin that loops forever, recall (a session
+//! of a project starts from what an earlier one saved, never its private span or secret, never
+//! another project's), the LangChain middleware in a real agent loop, and the OpenAI Agents SDK
+//! adapter in real `Runner.run` loops against a scripted Responses API.
 
 use std::path::Path;
 use std::process::Command;

@@ -93,9 +93,14 @@ fn this_library() -> Option<std::path::PathBuf> {
     None
 }
 
-/// Session `id`, created when missing: its standing guidance.
-pub async fn open_session(host: &Host, id: &str) -> Result<Vec<Injection>, Error> {
-    match host.create_session(id, Origin::New).await {
+/// Session `id`, created in `project` when missing: its standing guidance. A session that
+/// exists keeps the project it was created in.
+pub async fn open_session(host: &Host, id: &str, project: Option<&str>) -> Result<Vec<Injection>, Error> {
+    if let Some(project) = project {
+        // Checked here too, so a bad key is refused whether or not the session exists.
+        scratchpad_host::check_project(project)?;
+    }
+    match host.create_session_in(id, Origin::New, project).await {
         Err(Error::SessionExists(_)) => Ok(host.session(id).await?.guidance),
         other => other,
     }

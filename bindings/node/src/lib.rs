@@ -106,18 +106,50 @@ impl NativeHost {
         Ok(to_json(self.host()?.plugins()))
     }
 
-    /// Creates `session` (refused when it exists): the standing guidance, as JSON.
+    /// Creates `session` in `project` (refused when it exists): the standing guidance, as JSON.
     #[napi(ts_return_type = "string | Promise<string>")]
-    pub fn create_session<'env>(&self, env: &'env Env, session: String) -> Result<Unknown<'env>> {
+    pub fn create_session<'env>(
+        &self,
+        env: &'env Env,
+        session: String,
+        project: Option<String>,
+    ) -> Result<Unknown<'env>> {
         let host = self.host()?;
-        answer(env, async move { host.create_session(&session, scratchpad_host::Origin::New).await.map(to_json) })
+        let origin = scratchpad_host::Origin::New;
+        answer(env, async move { host.create_session_in(&session, origin, project.as_deref()).await.map(to_json) })
     }
 
-    /// `session`, created when missing: its standing guidance, as JSON.
+    /// `session`, created in `project` when missing: its standing guidance, as JSON.
     #[napi(ts_return_type = "string | Promise<string>")]
-    pub fn open_session<'env>(&self, env: &'env Env, session: String) -> Result<Unknown<'env>> {
+    pub fn open_session<'env>(
+        &self,
+        env: &'env Env,
+        session: String,
+        project: Option<String>,
+    ) -> Result<Unknown<'env>> {
         let host = self.host()?;
-        answer(env, async move { embedding::open_session(&host, &session).await.map(to_json) })
+        answer(env, async move { embedding::open_session(&host, &session, project.as_deref()).await.map(to_json) })
+    }
+
+    /// The documents of `project` matching `query`, at most `limit` per plugin, as JSON.
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn recall_search<'env>(
+        &self,
+        env: &'env Env,
+        project: String,
+        query: String,
+        limit: u32,
+    ) -> Result<Unknown<'env>> {
+        let host = self.host()?;
+        answer(env, async move { host.recall_search(&project, &query, limit).await.map(to_json) })
+    }
+
+    /// The injections a new session of `project` would receive in its first prompt for
+    /// `message`, as JSON.
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn recall_preview<'env>(&self, env: &'env Env, project: String, message: String) -> Result<Unknown<'env>> {
+        let host = self.host()?;
+        answer(env, async move { host.preview_new_session(&project, &message).await.map(|p| to_json(p.injections)) })
     }
 
     /// The tools offered in `turn` (JSON), as JSON.
@@ -273,6 +305,19 @@ impl NativeToolNames {
     pub fn items(&self) -> String {
         to_json(self.names.iter().collect::<Vec<_>>())
     }
+}
+
+/// The project of the directory `dir` (absolute): the root of its git checkout (a linked
+/// worktree's main checkout), else the directory itself.
+#[napi]
+pub fn project_of_dir(dir: String) -> Result<String> {
+    scratchpad_host::project_of_dir(dir).map_err(raise)
+}
+
+/// Throws unless `key` may name a project.
+#[napi]
+pub fn check_project(key: String) -> Result<()> {
+    scratchpad_host::check_project(&key).map_err(raise)
 }
 
 /// `name` as model APIs accept it (`session.scratchpad` → `session_scratchpad`).

@@ -93,7 +93,7 @@ const offered = (request) => (request.tools ?? []).map((t) => t.function.name);
 
 test('generateText: plan, offload, read-back and a blocked call through the middleware', async () => {
   const host = await Host.open(join(mkdtempSync(join(tmpdir(), 'scratchpad-ai-sdk-')), 'agent.db'));
-  const scratchpad = new Scratchpad(host, { sessionId: 'chat-1', strict: true });
+  const scratchpad = new Scratchpad(host, { sessionId: 'chat-1', project: 'acme/ai-sdk', strict: true });
   const ran = [];
   const read_log = tool({
     description: 'Reads a log file.',
@@ -144,8 +144,9 @@ test('generateText: plan, offload, read-back and a blocked call through the midd
   const history = JSON.stringify(result.response.messages);
   assert.ok(!history.includes(BLOCK), 'the step history never holds the injected block');
 
-  // Tools: the plugins' by API-safe names; scratchpad_read once the turn has an observation.
-  assert.deepEqual(offered(sent[0]).sort(), ['echo', 'read_log', 'session_scratchpad']);
+  // Tools: the plugins' by API-safe names (recall's, the session being in a project);
+  // scratchpad_read once the turn has an observation.
+  assert.deepEqual(offered(sent[0]).sort(), ['echo', 'read_log', 'recall_read', 'recall_search', 'session_scratchpad']);
   assert.ok(offered(sent[2]).includes('scratchpad_read'));
 
   // The log reached the model as the large-observation store's synthetic observation, and was read back.
@@ -160,6 +161,17 @@ test('generateText: plan, offload, read-back and a blocked call through the midd
 
   const shown = await host.show('chat-1');
   assert.ok(shown.state.some((e) => e.text.includes(MARKER)), 'the plan is stored');
+  assert.equal(shown.session.project, 'acme/ai-sdk', 'the session is in the Scratchpad’s project');
+
+  // Recall: a new session of the project starts, in its first model call, from what chat-1 saved.
+  const next = await new Scratchpad(host, { sessionId: 'chat-next', project: 'acme/ai-sdk', strict: true }).turn();
+  const seen = requests().length;
+  const stream = streamText({ model: next.model(model()), tools: next.tools, prompt: 'AISDK-STREAM recall', stopWhen: isStepCount(2) });
+  assert.equal(await stream.text, 'AISDK-STREAMED');
+  const first = JSON.stringify(requests()[seen].messages);
+  assert.ok(first.includes('What earlier sessions of this project left') && first.includes(MARKER), first);
+  assert.equal((await host.show('chat-next')).session.project, 'acme/ai-sdk');
+  assert.throws(() => new Scratchpad(host, { sessionId: 'x', project: '' }), /project key is empty/);
   host.close();
 });
 

@@ -9,7 +9,10 @@ import {
   Prompt,
   ScratchpadError,
   ToolError,
+  checkProject,
+  projectOfDir,
   type Injection,
+  type RecallHit,
   type ToolSpec,
   type Turn,
 } from '@scratchpad-dev/host';
@@ -29,6 +32,13 @@ export async function everyMethod(path: string): Promise<string> {
   await host.afterCompaction(turn);
   await host.afterResponse(turn, 'done');
   const shown = await host.show('s');
+  const project: string = projectOfDir(path);
+  checkProject(project);
+  await host.createSession('p', { project });
+  await host.openSession('q', { project: null });
+  const hits: RecallHit[] = await host.recallSearch(project, 'plan', { limit: 5 });
+  const found: string = hits.map((hit) => `${hit.document.kind} ${hit.document.at_ms} ${hit.snippet} ${hit.score}`).join();
+  const preview: Prompt = await host.recallPreview(project);
   host.close();
   try {
     await host.callTool(turn, 'x', {});
@@ -37,11 +47,13 @@ export async function everyMethod(path: string): Promise<string> {
     if (error instanceof PluginTimeout) return error.plugin;
     if (error instanceof ScratchpadError) return error.code;
   }
-  return [guidance.length, out, view, system, user, warnings, shown.state.length, PLACEMENTS[0], host.plugins()[0].name].join();
+  return [guidance.length, out, view, system, user, warnings, shown.state.length, PLACEMENTS[0], host.plugins()[0].name, found,
+    preview.renderSystemOnly('')].join();
 }
 
 export async function agent(host: Host, baseURL: string): Promise<string> {
-  const scratchpad = new Scratchpad(host, { sessionId: 'chat', onError: (error, hook) => console.warn(hook, error) });
+  const scratchpad = new Scratchpad(host, { sessionId: 'chat', project: 'acme/web', onError: (error, hook) => console.warn(hook, error) });
+  const project: string | null = scratchpad.project;
   const echo = tool({
     description: 'Echoes.',
     inputSchema: jsonSchema<{ text: string }>({ type: 'object', properties: { text: { type: 'string' } } }),
@@ -51,5 +63,5 @@ export async function agent(host: Host, baseURL: string): Promise<string> {
   const model = createOpenAICompatible({ name: 'p', baseURL }).chatModel('m');
   const result = await generateText({ model: turn.model(model), tools: turn.tools, prompt: 'go', stopWhen: isStepCount(4) });
   await turn.finish(result.text);
-  return apiToolName('session.scratchpad') + turn.context.turnId;
+  return apiToolName('session.scratchpad') + turn.context.turnId + (project ?? '');
 }

@@ -89,16 +89,33 @@ impl NativeHost {
         to_json(self.host.plugins())
     }
 
-    /// Creates `session` (refused when it exists): the standing guidance, as JSON.
-    fn create_session(&self, py: Python<'_>, session: String) -> PyResult<String> {
+    /// Creates `session` in `project` (refused when it exists): the standing guidance, as JSON.
+    #[pyo3(signature = (session, project=None))]
+    fn create_session(&self, py: Python<'_>, session: String, project: Option<String>) -> PyResult<String> {
         let host = &self.host;
-        run(py, async move { host.create_session(&session, scratchpad_host::Origin::New).await }).map(to_json)
+        let origin = scratchpad_host::Origin::New;
+        run(py, async move { host.create_session_in(&session, origin, project.as_deref()).await }).map(to_json)
     }
 
-    /// `session`, created when missing: its standing guidance, as JSON.
-    fn open_session(&self, py: Python<'_>, session: String) -> PyResult<String> {
+    /// `session`, created in `project` when missing: its standing guidance, as JSON.
+    #[pyo3(signature = (session, project=None))]
+    fn open_session(&self, py: Python<'_>, session: String, project: Option<String>) -> PyResult<String> {
         let host = &self.host;
-        run(py, embedding::open_session(host, &session)).map(to_json)
+        run(py, embedding::open_session(host, &session, project.as_deref())).map(to_json)
+    }
+
+    /// The documents of `project` matching `query`, at most `limit` per plugin, as JSON.
+    fn recall_search(&self, py: Python<'_>, project: String, query: String, limit: u32) -> PyResult<String> {
+        let host = &self.host;
+        run(py, async move { host.recall_search(&project, &query, limit).await }).map(to_json)
+    }
+
+    /// The injections a new session of `project` would receive in its first prompt for
+    /// `message`, as JSON.
+    fn recall_preview(&self, py: Python<'_>, project: String, message: String) -> PyResult<String> {
+        let host = &self.host;
+        run(py, async move { host.preview_new_session(&project, &message).await })
+            .map(|prompt| to_json(prompt.injections))
     }
 
     /// The tools offered in `turn` (JSON), as JSON.
@@ -241,6 +258,19 @@ impl NativeToolNames {
     }
 }
 
+/// The project of the directory `dir` (absolute): the root of its git checkout (a linked
+/// worktree's main checkout), else the directory itself.
+#[pyfunction]
+fn project_of_dir(py: Python<'_>, dir: &str) -> PyResult<String> {
+    scratchpad_host::project_of_dir(dir).map_err(|e| to_py(py, e))
+}
+
+/// Raises ValueError unless `key` may name a project.
+#[pyfunction]
+fn check_project(py: Python<'_>, key: &str) -> PyResult<()> {
+    scratchpad_host::check_project(key).map_err(|e| to_py(py, e))
+}
+
 /// `name` as model APIs accept it (`session.scratchpad` → `session_scratchpad`).
 #[pyfunction]
 fn api_tool_name(name: &str) -> PyResult<String> {
@@ -273,6 +303,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeHost>()?;
     m.add_class::<NativeToolNames>()?;
     m.add_function(wrap_pyfunction!(api_tool_name, m)?)?;
+    m.add_function(wrap_pyfunction!(project_of_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(check_project, m)?)?;
     m.add_function(wrap_pyfunction!(prompt_text, m)?)?;
     m.add_function(wrap_pyfunction!(render_prompt, m)?)?;
     m.add_function(wrap_pyfunction!(render_system_only, m)?)?;

@@ -233,15 +233,26 @@ def test_a_blocked_call_is_an_error_message_and_the_tool_never_runs(host):
     assert result["messages"][-1].content == "I could not."
 
 
-def test_without_a_thread_id_the_default_session_is_used(host):
+def test_without_a_thread_id_the_default_session_is_used_in_the_project(host):
     model = ScriptedModel(messages=iter([
         AIMessage("", tool_calls=[call("session_scratchpad", {"action": "set_plan", "content": PLAN}, "c1")]),
         AIMessage("done"),
+        AIMessage("picked up"),
     ]))
-    agent = create_agent(model, tools=[], middleware=[ScratchpadMiddleware(host, default_session="solo", strict=True)])
+    middleware = ScratchpadMiddleware(host, default_session="solo", project="acme/parser", strict=True)
+    agent = create_agent(model, tools=[], middleware=[middleware])
     result = agent.invoke({"messages": [HumanMessage("plan it")]})
     assert tool_message(result["messages"], "c1").content.startswith("Plan set.")
     assert any(MARKER in e["text"] for e in host.show("solo")["state"])
+    assert host.show("solo")["session"]["project"] == "acme/parser", "the session is in the middleware's project"
+
+    # Recall: a new thread of the project starts from what the earlier session saved.
+    agent.invoke({"messages": [HumanMessage("fix the parser")]}, {"configurable": {"thread_id": "next"}})
+    assert host.show("next")["session"]["project"] == "acme/parser"
+    first = everything(model.requests[-1])
+    assert "What earlier sessions of this project left" in first and MARKER in first, first
+    with pytest.raises(ValueError, match="project key is empty"):
+        ScratchpadMiddleware(host, project="")
 
 
 def test_an_async_agent_runs_the_same_hooks(host):

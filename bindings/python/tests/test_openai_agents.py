@@ -344,13 +344,23 @@ def test_a_blocked_call_never_runs_and_malformed_arguments_store_nothing(host, a
     assert result.final_output == "I could not."
 
 
-def test_run_sync_without_a_session_uses_the_default_session(host, api, client):
-    api.script = iter([[call("session_scratchpad", {"action": "set_plan", "content": PLAN}, "s1")], say("done")])
-    pad = Scratchpad(host, default_session="solo", strict=True)
+def test_run_sync_without_a_session_uses_the_default_session_in_the_project(host, api, client):
+    api.script = iter([[call("session_scratchpad", {"action": "set_plan", "content": PLAN}, "s1")], say("done"),
+                       say("picked up")])
+    pad = Scratchpad(host, default_session="solo", project="acme/parser", strict=True)
     result = pad.run_sync(coder(client, []), "plan it")
     assert result.final_output == "done"
     assert output_of(api.requests[1], "s1").startswith("Plan set.")
     assert any(MARKER in e["text"] for e in host.show("solo")["state"])
+    assert host.show("solo")["session"]["project"] == "acme/parser", "the session is in the adapter's project"
+
+    # Recall: a new session of the project starts from what the earlier one saved.
+    pad.run_sync(coder(client, []), "fix the parser", session_id="next")
+    assert host.show("next")["session"]["project"] == "acme/parser"
+    first = json.dumps(api.requests[-1])
+    assert "What earlier sessions of this project left" in first and MARKER in first, first
+    with pytest.raises(ValueError, match="project key is empty"):
+        Scratchpad(host, project="")
 
 
 def test_a_failing_plugin_costs_its_hook_never_the_turn(tmp_path, api, client, caplog):

@@ -2,7 +2,10 @@
 // translates shapes (sessions, turns, steps, placements, tool names) and carries answers back.
 //
 // - OpenClaw's session key is the host's session id (created on first sight): it survives
-//   compaction, which may rotate OpenClaw's physical session id.
+//   compaction, which may rotate OpenClaw's physical session id. A new session is created in the
+//   project of the agent's workspace directory (the host's `project_of_dir`: its git checkout),
+//   so its first prompt holds what earlier sessions of that project left; a sub-agent's session
+//   is in its requester's.
 // - An OpenClaw run (`ctx.runId`) is one host turn; tool calls in it are numbered from 1 in the
 //   order `before_tool_call` sees them, so `{{stepN.field}}` and the offloaded observations agree.
 
@@ -30,20 +33,37 @@ export class Bridge {
     return ctx?.sessionKey || ctx?.sessionId || "openclaw";
   }
 
-  /** Creates `session` on first sight (with `origin`); resolves with its standing guidance. */
-  ensureSession(session, origin = { kind: "new" }) {
+  /**
+   * Creates `session` on first sight (with `origin`; a new one in the project of `ctx`'s
+   * workspace directory); resolves with its standing guidance.
+   */
+  ensureSession(session, ctx, origin = { kind: "new" }) {
     let created = this.sessions.get(session);
     if (!created) {
-      created = this.create(session, origin);
+      created = this.create(session, origin, ctx?.workspaceDir);
       this.sessions.set(session, created);
       created.catch(() => this.sessions.delete(session)); // retried on the next sight
     }
     return created;
   }
 
-  async create(session, origin) {
-    if (origin.kind !== "new") await this.ensureSession(origin.parent);
-    return this.sidecar.openSession(session, origin);
+  async create(session, origin, workspaceDir) {
+    if (origin.kind !== "new") {
+      await this.ensureSession(origin.parent);
+      return this.sidecar.openSession(session, origin); // in its parent's project
+    }
+    return this.sidecar.openSession(session, origin, await this.projectOf(workspaceDir));
+  }
+
+  /** The project of a workspace directory, as the host decides it; null when there is none (logged). */
+  async projectOf(dir) {
+    if (typeof dir !== "string" || !dir) return null;
+    try {
+      return await this.sidecar.projectOfDir(dir);
+    } catch (error) {
+      this.logger.warn?.(`scratchpad: the session gets no project (recall is off for it): ${describe(error)}`);
+      return null;
+    }
   }
 
   /** The host turn of the session's current run (one of its own outside a run). */
@@ -65,7 +85,7 @@ export class Bridge {
     const parts = { prependSystemContext: [], appendSystemContext: [], prependContext: [], appendContext: [] };
     let warnings = [];
     try {
-      await this.ensureSession(session);
+      await this.ensureSession(session, ctx);
       warnings = this.state.warnings(session);
       parts.prependContext.push(...warnings);
       const message = event.currentUserMessage ?? event.prompt ?? "";
@@ -93,7 +113,7 @@ export class Bridge {
     const text = JSON.stringify(event.params ?? {});
     const call = { name: event.toolName, arguments: text, step };
     try {
-      await this.ensureSession(session);
+      await this.ensureSession(session, ctx);
       const { arguments: rewritten } = await this.sidecar.request("before_tool_call", { turn: this.turn(session), call });
       if (rewritten !== text) return { params: JSON.parse(rewritten) };
     } catch (error) {
@@ -109,7 +129,7 @@ export class Bridge {
   /** A component's tool called by the model → `tools.call`; a refusal is thrown for the model. */
   async callTool(ctx, apiToolName, params) {
     const session = this.sessionOf(ctx);
-    await this.ensureSession(session);
+    await this.ensureSession(session, ctx);
     try {
       const { content, plugin } = await this.sidecar.request("tools.call", {
         turn: this.turn(session),
@@ -132,7 +152,7 @@ export class Bridge {
     const step = run?.steps.get(event.toolCallId) ?? (run ? ++run.step : 1);
     const call = { name: event.toolName, arguments: JSON.stringify(event.args ?? {}), step };
     try {
-      await this.ensureSession(session);
+      await this.ensureSession(session, ctx);
       const { replacement, replaced_by: replacedBy } = await this.sidecar.request("after_tool_result", {
         turn: this.turn(session),
         call,
@@ -153,7 +173,7 @@ export class Bridge {
     const session = this.sessionOf(ctx);
     const text = lastAssistantText(event.messages ?? []);
     try {
-      await this.ensureSession(session);
+      await this.ensureSession(session, ctx);
       await this.sidecar.request("after_response", { turn: this.turn(session, contextWindow(ctx)), text });
     } catch (error) {
       this.logger.error?.(`scratchpad: after_response for ${session} failed: ${describe(error)}`);
@@ -164,7 +184,7 @@ export class Bridge {
   async beforeCompaction(event, ctx) {
     const session = this.sessionOf(ctx);
     try {
-      await this.ensureSession(session);
+      await this.ensureSession(session, ctx);
       const extra = { ...contextWindow(ctx), ...(Number.isInteger(event.tokenCount) ? { tokens_used: event.tokenCount } : {}) };
       const { warnings } = await this.sidecar.request("before_compaction", {
         turn: this.turn(session, extra),
@@ -179,7 +199,7 @@ export class Bridge {
   async afterCompaction(_event, ctx) {
     const session = this.sessionOf(ctx);
     try {
-      await this.ensureSession(session);
+      await this.ensureSession(session, ctx);
       await this.sidecar.request("after_compaction", { turn: this.turn(session) });
     } catch (error) {
       this.logger.error?.(`scratchpad: after_compaction for ${session} failed: ${describe(error)}`);
@@ -191,7 +211,7 @@ export class Bridge {
     const parent = ctx?.requesterSessionKey;
     if (!event.childSessionKey || !parent) return;
     try {
-      await this.ensureSession(event.childSessionKey, { kind: "spawn", parent, copy: this.spawnCopiesState });
+      await this.ensureSession(event.childSessionKey, ctx, { kind: "spawn", parent, copy: this.spawnCopiesState });
     } catch (error) {
       this.logger.error?.(`scratchpad: creating sub-agent session ${event.childSessionKey} failed: ${describe(error)}`);
     }

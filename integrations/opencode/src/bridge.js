@@ -3,7 +3,9 @@
 // back. No hook ever fails the user's turn: a failure is logged and the turn goes on without the
 // components' contribution (a tool call a component blocks is the one deliberate refusal).
 //
-// - opencode's session id is the host's session, created on first sight.
+// - opencode's session id is the host's session, created on first sight in the project of
+//   opencode's working directory (the host's `project_of_dir`: its git checkout), so a new
+//   session's first model call holds what earlier sessions of the checkout left.
 // - A user message (`chat.message`) starts a host turn named by the message's id; the tool calls
 //   after it are numbered from 1 in the order `tool.execute.before` sees them, so `{{stepN.field}}`
 //   and the offloaded observations agree.
@@ -14,18 +16,31 @@ import { PLUGIN_FAILED, TOOL_REFUSED, describe } from "../../sidecar-js/sidecar.
 const KEPT_SESSIONS = 1024;
 
 export class Bridge {
-  constructor({ sidecar, log }) {
+  constructor({ sidecar, log, directory }) {
     this.sidecar = sidecar;
     this.log = log;
+    this.directory = directory;
+    this.project = null; // Promise of the directory's project key (null: none)
     this.sessions = new Map(); // session id -> Promise of its standing guidance
     this.turns = new Map(); // session id -> { id, message, step, steps: Map(callID -> step), reply }
   }
 
-  /** Creates `session` on first sight; resolves with its standing guidance. */
+  /** The project of opencode's working directory, asked once; null when it names none (logged). */
+  projectKey() {
+    this.project ??= typeof this.directory === "string" && this.directory
+      ? this.sidecar.projectOfDir(this.directory).catch((error) => {
+          this.log("warn", `sessions get no project (recall is off for them): ${describe(error)}`);
+          return null;
+        })
+      : Promise.resolve(null);
+    return this.project;
+  }
+
+  /** Creates `session` (in the working directory's project) on first sight; resolves with its standing guidance. */
   ensureSession(session) {
     let opened = this.sessions.get(session);
     if (!opened) {
-      opened = this.sidecar.openSession(session);
+      opened = this.projectKey().then((project) => this.sidecar.openSession(session, { kind: "new" }, project));
       this.sessions.set(session, opened);
       opened.catch(() => this.sessions.delete(session)); // retried on the next sight
       if (this.sessions.size > KEPT_SESSIONS) this.sessions.delete(this.sessions.keys().next().value);

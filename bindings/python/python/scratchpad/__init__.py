@@ -11,12 +11,17 @@ parallel; `AsyncHost` offers the same methods as coroutines.
     out = host.call_tool(Turn("s1", "t1"), "session.scratchpad", {"action": "set_plan", "content": "1. Fix X"})
     prompt = host.before_query(Turn("s1", "t2"), "continue")
     system, user = prompt.render("You are a coding agent.", "continue")
+
+Recall: a session created in a project (`host.create_session("s2", project=project_of_dir(repo))`,
+or any key of the caller's) starts, in its first prompt, from what earlier sessions of that
+project saved; `Host.recall_search` and `Host.recall_preview` show what is kept.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
@@ -32,6 +37,8 @@ from ._native import (
     ToolNames,
     api_tool_name,
 )
+from ._native import check_project as _check_project
+from ._native import project_of_dir as _project_of_dir
 
 __all__ = [
     "AsyncHost",
@@ -48,6 +55,8 @@ __all__ = [
     "ToolSpec",
     "Turn",
     "api_tool_name",
+    "check_project",
+    "project_of_dir",
 ]
 
 PLACEMENTS = ("prepend-system", "append-system", "prepend-context", "append-context")
@@ -124,6 +133,26 @@ class Prompt:
         return Prompt([Injection(i.plugin, i.placement, names.rewrite(i.text)) for i in self.injections])
 
 
+def project_of_dir(path: Union[str, "os.PathLike[str]"]) -> str:
+    """The project of a working directory (absolute, existing): the root of the git checkout
+    holding it (a linked worktree's main checkout), else the directory itself. A coding
+    agent's sessions pass it as their `project`, so every session in one checkout shares one.
+    A relative or missing directory raises `ValueError`."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    return _project_of_dir(_str("path", os.fspath(path)))
+
+
+def check_project(key: str) -> None:
+    """Raises `ValueError` unless `key` may name a project (1 to 1024 bytes, no control
+    characters)."""
+    _check_project(_str("project", key))
+
+
+def _project(project: Optional[str]) -> Optional[str]:
+    return None if project is None else _str("project", project)
+
+
 def _str(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, not {type(value).__name__}")
@@ -182,14 +211,20 @@ class Host:
         """The loaded plugins, each a dict with its name, tools and limits."""
         return json.loads(self._native.plugins())
 
-    def create_session(self, session_id: str) -> list:
+    def create_session(self, session_id: str, project: Optional[str] = None) -> list:
         """Creates the session (`ValueError` when it exists): its standing guidance, a list of
-        `Injection` for the system prompt."""
-        return _injections(self._native.create_session(_str("session_id", session_id)))
+        `Injection` for the system prompt.
 
-    def open_session(self, session_id: str) -> list:
-        """The session, created when missing: its standing guidance."""
-        return _injections(self._native.open_session(_str("session_id", session_id)))
+        `project` (a key: `project_of_dir` of the agent's working directory, or any name the
+        caller chooses) is what recall keeps the session's findings under; the session's first
+        prompt holds what earlier sessions of the project left. Without one the session recalls
+        nothing and is recalled by nothing. A bad key raises `ValueError`."""
+        return _injections(self._native.create_session(_str("session_id", session_id), _project(project)))
+
+    def open_session(self, session_id: str, project: Optional[str] = None) -> list:
+        """The session, created (in `project`) when missing: its standing guidance. A session
+        that exists keeps its project."""
+        return _injections(self._native.open_session(_str("session_id", session_id), _project(project)))
 
     def tools(self, turn: Turn) -> list:
         """The tools offered to the model in `turn`, a list of `ToolSpec`."""
@@ -248,8 +283,26 @@ class Host:
         self._native.after_compaction(_turn(turn))
 
     def show(self, session_id: str) -> dict:
-        """The session's record and every plugin's stored state."""
+        """The session's record (its `project` among its fields) and every plugin's stored
+        state."""
         return json.loads(self._native.show(_str("session_id", session_id)))
+
+    def recall_search(self, project: str, query: str, limit: int = 10) -> list:
+        """What the sessions of `project` left that matches `query` (words), best first within
+        each plugin, at most `limit` (1 to 50) per plugin: dicts `{document: {project, plugin,
+        id, kind, title, text, at_ms, session}, snippet, score}`. Private spans and secrets
+        were removed before anything was kept."""
+        if not isinstance(limit, int) or isinstance(limit, bool):
+            raise TypeError(f"limit must be an int, not {type(limit).__name__}")
+        if not 0 <= limit <= 0xFFFFFFFF:  # the host refuses the rest of the range with its own message
+            raise ValueError(f"limit {limit} is out of range")
+        return json.loads(self._native.recall_search(_str("project", project), _str("query", query), limit))
+
+    def recall_preview(self, project: str, message: str = "") -> Prompt:
+        """What a new session of `project` would receive in its first prompt for `message`
+        (earlier sessions' findings among it). Nothing is read of any session and nothing is
+        written."""
+        return Prompt(_injections(self._native.recall_preview(_str("project", project), _str("message", message))))
 
 
 class AsyncHost:

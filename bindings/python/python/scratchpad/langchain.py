@@ -11,8 +11,9 @@
 plugins', this module only translates shapes:
 
 - **Sessions and turns.** The thread id (`config["configurable"]["thread_id"]`) is the host's
-  session (`default_session` without one), opened on first sight; each agent invocation is one
-  new turn. Both ids are kept in the agent's state (private keys, never shown to the model), so a
+  session (`default_session` without one), opened on first sight (in `project`, when given: its
+  first model call then carries what earlier sessions of the project left); each agent
+  invocation is one new turn. Both ids are kept in the agent's state (private keys, never shown to the model), so a
   run resumed after an interrupt stays in its turn.
 - **Tools.** The tools the plugins offer in the turn (`Host.tools`) are added to every model
   request, under API-safe names (`session.scratchpad` is offered as `session_scratchpad`), and
@@ -75,7 +76,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "scratchpad.langchain needs LangChain 1.x: pip install 'scratchpad-host[langchain]'"
     ) from error
 
-from . import AsyncHost, Host, PluginError, Prompt, ToolError, Turn, _tool_spec, api_tool_name
+from . import AsyncHost, Host, PluginError, Prompt, ToolError, Turn, _tool_spec, api_tool_name, check_project
 from ._adapt import describe, quietly
 
 __all__ = ["ScratchpadMiddleware", "ScratchpadState", "api_tool_name"]
@@ -159,6 +160,10 @@ class ScratchpadMiddleware(AgentMiddleware):
             query and reply (context pressure); without it, the model's profile
             (`max_input_tokens`) when it has one.
         default_session: the session of runs invoked without a thread id.
+        project: the project the sessions this middleware creates belong to (recall: a new
+            session's first prompt holds what earlier sessions of the project saved), e.g.
+            `scratchpad.project_of_dir(repo)` or any key of the caller's; default none. A bad
+            key raises `ValueError` here.
         strict: raise host failures instead of logging them and going on (a tool's refusal
             is always the tool's error text for the model).
     """
@@ -171,12 +176,16 @@ class ScratchpadMiddleware(AgentMiddleware):
         *,
         context_window: Optional[int] = None,
         default_session: str = "default",
+        project: Optional[str] = None,
         strict: bool = False,
     ) -> None:
         super().__init__()
+        if project is not None:
+            check_project(project)
         self.host = host.host if isinstance(host, AsyncHost) else host
         self.context_window = context_window
         self.default_session = default_session
+        self.project = project
         self.strict = strict
         self.tools = []  # the plugins' tools are added per request: they depend on the turn
         self._lock = threading.Lock()
@@ -450,11 +459,12 @@ class ScratchpadMiddleware(AgentMiddleware):
         return session, turn_id
 
     def _open(self, session: str) -> None:
-        """Opens the session (created when missing) the first time this middleware sees it."""
+        """Opens the session (created in `project` when missing) the first time this middleware
+        sees it."""
         with self._lock:
             if session in self._opened:
                 return
-        if self._quietly("open_session", self.host.open_session, session) is not None:
+        if self._quietly("open_session", self.host.open_session, session, self.project) is not None:
             with self._lock:
                 self._opened.add(session)
 

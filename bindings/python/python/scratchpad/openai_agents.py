@@ -13,8 +13,9 @@ call and tool call of the run; every decision is the plugins', this module only 
 shapes:
 
 - **Sessions and turns.** The SDK session's `session_id` is the host's session (`session_id=`
-  when the run has no SDK session, else `default_session`), opened at the start of each run;
-  each run is one new turn.
+  when the run has no SDK session, else `default_session`), opened at the start of each run
+  (created in `project`, when given: its first model call then carries what earlier sessions of
+  the project left); each run is one new turn.
 - **Injections, not persisted.** A `RunConfig.call_model_input_filter` (chained after the
   caller's own) renders `Host.before_query`'s prompt (the session's guidance, once, and the
   turn's injections) into every model call, by the host's `Prompt`: system placements around the instructions, context placements as
@@ -81,7 +82,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "scratchpad.openai_agents needs the OpenAI Agents SDK: pip install 'scratchpad-host[openai-agents]'"
     ) from error
 
-from . import AsyncHost, Host, Injection, PluginError, Prompt, ToolError, Turn, _tool_spec
+from . import AsyncHost, Host, Injection, PluginError, Prompt, ToolError, Turn, _tool_spec, check_project
 from ._adapt import describe, quietly
 
 __all__ = ["Scratchpad"]
@@ -151,6 +152,10 @@ class Scratchpad:
         context_window: the model's context window in tokens, given to the plugins with each
             query and reply (context pressure).
         default_session: the session of runs with neither an SDK session nor `session_id`.
+        project: the project the sessions this adapter creates belong to (recall: a new
+            session's first prompt holds what earlier sessions of the project saved), e.g.
+            `scratchpad.project_of_dir(repo)` or any key of the caller's; default none. A bad
+            key raises `ValueError` here.
         strict: raise host failures instead of logging them and going on (a tool's refusal
             is always the tool's output for the model).
     """
@@ -161,11 +166,15 @@ class Scratchpad:
         *,
         context_window: Optional[int] = None,
         default_session: str = "default",
+        project: Optional[str] = None,
         strict: bool = False,
     ) -> None:
+        if project is not None:
+            check_project(project)
         self.host = host.host if isinstance(host, AsyncHost) else host
         self.context_window = context_window
         self.default_session = default_session
+        self.project = project
         self.strict = strict
         self._names = self.host.tool_names()
         self._lock = threading.Lock()
@@ -229,7 +238,7 @@ class Scratchpad:
         """The run's turn (its session opened), and the SDK's arguments for it."""
         sdk_id = getattr(session, "session_id", None)
         chosen = sdk_id if isinstance(sdk_id, str) and sdk_id else session_id or self.default_session
-        self._quietly("open_session", self.host.open_session, chosen)
+        self._quietly("open_session", self.host.open_session, chosen, self.project)
         run = _Run(chosen, f"oa-{uuid.uuid4().hex}", session)
         options = {
             "starting_agent": self.agent(starting_agent),
