@@ -388,6 +388,15 @@ async fn dispatch(host: &Host, method: &str, params: Value) -> Result<Value, Fai
             host.after_compaction(&p.turn).await?;
             json!({})
         }
+        "project.of_dir" => {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct OfDir {
+                dir: std::path::PathBuf,
+            }
+            let p: OfDir = parse(params)?;
+            json!({ "project": scratchpad_host::project_of_dir(&p.dir)? })
+        }
         "recall.search" => {
             #[derive(Deserialize)]
             #[serde(deny_unknown_fields)]

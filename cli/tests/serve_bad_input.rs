@@ -73,3 +73,23 @@ fn bad_project_keys_and_queries_are_clear_errors_that_change_nothing() {
     let preview = ask(31, "recall.preview", json!({ "project": "acme/web" }));
     assert!(preview["result"]["rendered"].is_string(), "{preview}");
 }
+
+#[test]
+fn a_directory_names_its_checkout_and_a_missing_one_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    let mut sidecar = sidecar(&dir.path().join("dirs.db"));
+    let mut ask = |id: u64, params: Value| {
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": "project.of_dir", "params": params });
+        sidecar.send(format!("{request}\n").as_bytes());
+        sidecar.read()
+    };
+    let found = ask(1, json!({ "dir": repo.join("src") }));
+    assert_eq!(found["result"]["project"], repo.to_str().unwrap(), "{found}");
+    for (id, bad) in [(2, json!("relative/dir")), (3, json!("/no/such/dir")), (4, json!(7))] {
+        let refused = ask(id, json!({ "dir": bad }));
+        assert!(refused["error"]["message"].is_string(), "{refused}");
+    }
+}

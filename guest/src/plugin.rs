@@ -108,8 +108,11 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
         texts.extend(inject::render(&spaces, self.config));
         let placement = self.config.placement;
         let mut injections: Vec<Injection> = texts.into_iter().map(|text| Injection { placement, text }).collect();
-        if turn.turn_index == 0 && self.storage.get(state::RECALL_OFFERED).is_none() {
-            // Marked once given, so a session resumed in its first turn is not given it twice.
+        // Every request of the first turn carries the block (a runtime that rebuilds its prompt
+        // for each model call asks again with the user's message); a re-injection without a
+        // message once it was given (a session resumed in its first turn) does not.
+        let given = self.storage.get(state::RECALL_OFFERED).is_some();
+        if turn.turn_index == 0 && !(given && message.trim().is_empty()) {
             if let Some(block) = self.recall_block(turn, message, &spaces) {
                 let _ = self.storage.set(state::RECALL_OFFERED, b"1");
                 injections.push(block);

@@ -41,8 +41,8 @@ pub const COMPACTION_PENDING: &str = "meta/nudge/compaction-pending";
 
 /// Key of the id of the last checkpoint put in the recall index.
 pub const RECALL_CHECKPOINT: &str = "meta/recall/checkpoint";
-/// Key marking that the session's first turn was given recall's block: a session resumed in
-/// its first turn is not given it again.
+/// Key marking that the session's first turn was given recall's block: a re-injection with no
+/// message in that turn (a session resumed in it) is not given it again.
 pub const RECALL_OFFERED: &str = "meta/recall/offered";
 /// Key marking a compaction since the last turn started, for the recall reminder.
 pub const RECALL_COMPACTION_PENDING: &str = "meta/recall/compaction-pending";

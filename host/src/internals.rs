@@ -60,7 +60,7 @@ impl ScopedStore {
 
     /// Creates session `id` (a new one, no guidance) when it does not exist yet.
     pub async fn create_session(&self, id: &str) -> Result<()> {
-        self.db.create_session(id, &Origin::New, &[], Vec::new()).await?;
+        self.db.create_session(id, &Origin::New, None, &[], Vec::new()).await?;
         Ok(())
     }
 
@@ -86,7 +86,12 @@ impl ScopedStore {
             if writes.is_empty() || !keep {
                 return Ok(value);
             }
-            let calls = vec![(self.plugin.clone(), writes, Vec::new())];
+            let calls = vec![crate::store::PluginWrites {
+                plugin: self.plugin.clone(),
+                writes,
+                blobs: Vec::new(),
+                index: Vec::new(),
+            }];
             let outcome = self.db.commit(session, read.head.version, calls).await?;
             if outcome == Commit::Done {
                 return Ok(value);

@@ -6,7 +6,7 @@
 // call's writes before it answers, so an answered request is durable; a request cut short by
 // a crash fails with an error saying so, and the next one runs on a fresh server.
 
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
 /** An error answered by the server (`code`, `data` as in docs/protocol.md) or about it. */
@@ -80,26 +80,13 @@ export class Sidecar {
   /**
    * The project of the working directory `dir`, as the host decides it (`project_of_dir`: the
    * root of the git checkout holding it, a linked worktree's main checkout, else `dir`): asked of
-   * the binary once per directory (`scratchpad --json recall status --project DIR`, which
-   * answers with the key). Rejects when `dir` names no project (relative, missing).
+   * the sidecar once per directory (`project.of_dir`). Rejects when `dir` names no project
+   * (relative, missing).
    */
   projectOfDir(dir) {
     let found = this.projects.get(dir);
     if (!found) {
-      found = new Promise((resolve, reject) => {
-        const args = [...this.globalArgs, "--json", "recall", "status", "--project", dir];
-        execFile(this.command, args, { encoding: "utf8", timeout: this.requestTimeoutMs }, (error, stdout, stderr) => {
-          let answer;
-          try {
-            answer = JSON.parse(stdout);
-          } catch {
-            answer = null;
-          }
-          if (!error && typeof answer?.project === "string") return resolve(answer.project);
-          const why = answer?.error?.message ?? (`${stderr ?? ""}`.trim() || error?.message || "no project in its answer");
-          reject(new SidecarError(`the project of ${dir}: ${why}`, undefined, answer?.error));
-        });
-      });
+      found = this.request("project.of_dir", { dir }).then((answer) => answer.project);
       this.projects.set(dir, found);
       found.catch(() => this.projects.delete(dir)); // asked again next time
     }

@@ -5,11 +5,8 @@
 //! project is the checkout of the agent's working directory, which both the `SessionStart`
 //! hook (its `cwd`) and the plugin's MCP server (the directory Claude Code starts it in) name.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use scratchpad_tests::agents::claude_code::{self, Claude, PREFIX, last_tool_results, text_of};
-use scratchpad_tests::scratchpad_binary;
+use scratchpad_tests::agents::workspace::{checkout, logging_scratchpad};
 use scratchpad_tests::scripted::Model;
 use serde_json::{Value, json};
 
@@ -21,25 +18,6 @@ const HEADING: &str = "## What earlier sessions of this project left";
 
 fn tool(name: &str) -> String {
     format!("{PREFIX}{name}")
-}
-
-/// A git checkout `name` in `dir`, with a subdirectory `src/deep`.
-fn checkout(dir: &Path, name: &str) -> PathBuf {
-    let root = dir.join(name);
-    std::fs::create_dir_all(root.join("src/deep")).unwrap();
-    let init = Command::new("git").args(["init", "--quiet"]).current_dir(&root).output().expect("running git init");
-    assert!(init.status.success(), "git init: {}", String::from_utf8_lossy(&init.stderr));
-    root.canonicalize().unwrap()
-}
-
-/// A `scratchpad` that notes each run's subcommand and working directory in `log`, then runs
-/// the real one.
-fn logging_scratchpad(dir: &Path, log: &Path) -> PathBuf {
-    let wrapper = dir.join("scratchpad-logged");
-    let script = format!("#!/bin/sh\necho \"$1 $(pwd)\" >> {log:?}\nexec {:?} \"$@\"\n", scratchpad_binary());
-    std::fs::write(&wrapper, script).unwrap();
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    wrapper
 }
 
 /// Session A in checkout P1 saves a plan and a note (with a private span and a key); session B,

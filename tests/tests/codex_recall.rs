@@ -3,10 +3,11 @@
 //! reaches the first request of the next thread started anywhere in that checkout, never a
 //! private span or a key, and never a thread of another checkout.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use scratchpad_tests::agents::codex::{Codex, NAMESPACE};
+use scratchpad_tests::agents::workspace::{checkout, logging_scratchpad, new_lines};
 use scratchpad_tests::runtimes::run;
 use scratchpad_tests::scratchpad_binary;
 use scratchpad_tests::scripted::Model;
@@ -22,25 +23,6 @@ fn tool_use(name: &str, input: Value) -> Value {
     json!({ "tool_use": { "namespace": NAMESPACE, "name": name, "input": input } })
 }
 
-/// A git checkout `name` in `dir`, with a subdirectory `src/deep`.
-fn checkout(dir: &Path, name: &str) -> PathBuf {
-    let root = dir.join(name);
-    std::fs::create_dir_all(root.join("src/deep")).unwrap();
-    let init = Command::new("git").args(["init", "--quiet"]).current_dir(&root).output().expect("running git init");
-    assert!(init.status.success(), "git init: {}", String::from_utf8_lossy(&init.stderr));
-    root.canonicalize().unwrap()
-}
-
-/// A `scratchpad` that notes each run's subcommand and working directory in `log`, then runs
-/// the real one.
-fn logging_scratchpad(dir: &Path, log: &Path) -> PathBuf {
-    let wrapper = dir.join("scratchpad-logged");
-    let script = format!("#!/bin/sh\necho \"$1 $(pwd)\" >> {log:?}\nexec {:?} \"$@\"\n", scratchpad_binary());
-    std::fs::write(&wrapper, script).unwrap();
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    wrapper
-}
-
 fn session(codex: &Codex, thread: &str) -> Value {
     serde_json::from_str(&codex.show(thread)).unwrap()
 }
@@ -49,14 +31,6 @@ fn session(codex: &Codex, thread: &str) -> Value {
 fn tool_outputs(request: &Value) -> String {
     let items = request["input"].as_array().cloned().unwrap_or_default();
     items.iter().filter(|i| i["type"] == "function_call_output").map(|i| i["output"].to_string()).collect()
-}
-
-/// The lines `log` gained since `read` of them were taken.
-fn new_lines(log: &Path, read: &mut usize) -> Vec<String> {
-    let lines: Vec<String> = std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_owned).collect();
-    let new = lines[*read..].to_vec();
-    *read = lines.len();
-    new
 }
 
 /// Every `scratchpad` one `codex exec` ran, its MCP server once and its hooks, ran in `dir`.

@@ -6,7 +6,8 @@
 //! - [`claude_code`]: `claude -p` with `integrations/claude-code`, on `anthropic.py`;
 //! - [`codex`]: `codex exec` set up by `scratchpad setup codex`, on `responses.py`;
 //! - [`openclaw`]: OpenClaw gateways loading `integrations/openclaw`, on `chat.py`;
-//! - [`opencode`]: `opencode run` with `integrations/opencode`, on `chat.py`.
+//! - [`opencode`]: `opencode run` with `integrations/opencode`, on `chat.py`;
+//! - [`workspace`]: a git checkout to work in, and a `scratchpad` that logs where it ran.
 
 use std::path::PathBuf;
 
@@ -14,6 +15,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod openclaw;
 pub mod opencode;
+pub mod workspace;
 
 /// `XDG_CACHE_HOME` of the agents' `scratchpad` processes: one compile cache for the whole
 /// run, `scratchpad-cache` in cargo's temp dir of the tests (`CARGO_TARGET_TMPDIR`,

@@ -235,7 +235,12 @@ fn a_session_resumed_in_its_first_turn_is_not_given_the_block_again() {
     let mut h = after_an_earlier_session("{}");
     let block = block_of(&mut h, "tz bug");
     assert!(block.contains(NOTE_TEXT), "{block}");
-    // A resumed session asks again in the turn it is still in (its first).
-    let again = h.pad().before_query(&turn(0), "tz bug");
+    // A runtime that rebuilds its prompt for every model call of the turn asks again with the
+    // user's message: every request of the first turn carries the block.
+    let rebuilt = h.pad().before_query(&turn(0), "tz bug");
+    assert!(rebuilt.iter().any(|i| i.text.contains(NOTE_TEXT)), "{rebuilt:?}");
+    // A resumed session is handed its scratchpad again in the turn it is still in (its first),
+    // with no message: the block stays in its history, and is not given twice.
+    let again = h.pad().before_query(&turn(0), "");
     assert!(again.iter().all(|i| !i.text.contains("earlier sessions")), "{again:?}");
 }
