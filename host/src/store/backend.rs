@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use super::index::{IndexFilter, IndexQuery, IndexUsage, IndexedDocument};
+use super::index::{Candidates, IndexFilter, IndexQuery, IndexUsage, IndexedDocument};
 use super::records::{
     BlobEntry, Claim, Commit, Head, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
     SessionRecord,
@@ -127,16 +127,19 @@ pub(crate) trait Backend: Send + Sync + 'static {
 
     /// Document `id` of `plugin` in `project`.
     async fn index_get(&self, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>>;
-    /// The documents of `plugin` in `project` matching `query`, best first, each with its
-    /// score (higher is better); a search still running at `deadline` ends with
+    /// The candidates of `query` in `plugin`'s index of `project`: for each word, the
+    /// newest-written documents holding it (at most
+    /// [`CANDIDATES_PER_WORD`](super::index::CANDIDATES_PER_WORD)), each once, and how many the
+    /// scope holds; the host ranks them ([`Db::index_search`](super::Db::index_search)). A
+    /// search still running at `deadline` ends with
     /// [`DeadlineExceeded`](crate::error::DeadlineExceeded).
-    async fn index_search(
+    async fn index_candidates(
         &self,
         project: &str,
         plugin: &str,
         query: &IndexQuery,
         deadline: Option<std::time::Instant>,
-    ) -> Result<Vec<(IndexedDocument, f64)>>;
+    ) -> Result<Candidates>;
     /// The newest documents of `plugin` in `project` (of `kind`; leaving out `not_session`'s).
     async fn index_recent(
         &self,

@@ -1,7 +1,8 @@
 //! The records of a project's search index (the contract's `index` import, `wit/index.wit`)
 //! as they cross the storage contract, and what both backends share about searching: how a
 //! query's text becomes words ([`words`]), so no character of it is ever the backend's search
-//! syntax, and the snippet shown with a hit ([`snippet`]).
+//! syntax; the ranking ([`rank`]: BM25 over the candidates a backend's full-text index finds,
+//! [`CANDIDATES_PER_WORD`] at most per word); and the snippet shown with a hit ([`snippet`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -156,6 +157,88 @@ pub(crate) fn snippet(text: &str, words: &[String]) -> String {
     format!("{}{}{}", if begin > 0 { "…" } else { "" }, body.trim(), if end < text.len() { "…" } else { "" })
 }
 
+/// Most candidates one word of a query brings to the ranking: the newest-written documents
+/// holding it. A word in fewer documents (a rare, telling word) brings all of them; a common
+/// word, whose documents rank low anyway (its inverse document frequency is low), only its
+/// newest. This bounds a search's work by the query's words, not by the project's size.
+pub(crate) const CANDIDATES_PER_WORD: u32 = 200;
+
+/// What a backend answers a search with: the candidate documents (each once) and how many
+/// documents the searched scope holds (the ranking's `N`).
+#[derive(Debug, Default)]
+pub(crate) struct Candidates {
+    pub(crate) documents: Vec<IndexedDocument>,
+    pub(crate) in_scope: u64,
+}
+
+/// BM25's term-frequency saturation and length normalisation (Robertson's usual values).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The words of `text` as the ranking counts them: its runs of letters and digits (the query's
+/// own rule, [`words`]), compared without case by [`counts_as`].
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+}
+
+/// Whether the document word `token` counts as the query word `word` (lowercase): the same
+/// word, or for a word of [`PREFIX_MIN_CHARS`] or more, a word it starts; without case.
+fn counts_as(token: &str, word: &str) -> bool {
+    if token.is_ascii() {
+        let head = token.get(..word.len()).filter(|_| token.len() == word.len() || prefix(word));
+        return head.is_some_and(|head| head.eq_ignore_ascii_case(word));
+    }
+    let token = token.to_lowercase();
+    token == word || (prefix(word) && token.starts_with(word))
+}
+
+/// How often each of `words` occurs in `document` (a title word counting twice), and its
+/// length in words (the title's twice).
+fn frequencies(words: &[String], document: &IndexedDocument) -> (Vec<u32>, usize) {
+    let mut tf = vec![0u32; words.len()];
+    let mut len = 0;
+    for (text, weight) in [(document.title.as_str(), 2), (document.text.as_str(), 1)] {
+        for token in tokens(text) {
+            len += weight;
+            for (count, word) in tf.iter_mut().zip(words) {
+                if counts_as(token, word) {
+                    *count += weight as u32;
+                }
+            }
+        }
+    }
+    (tf, len)
+}
+
+/// The `limit` best of `candidates` for `words`, each with its BM25 score (higher is better),
+/// ties newest first: every backend ranks with this one function, so both answer alike. A
+/// word's document frequency is counted over the candidates, and `N` is the scope's size.
+pub(crate) fn rank(words: &[String], candidates: Candidates, limit: usize) -> Vec<(IndexedDocument, f64)> {
+    let Candidates { documents, in_scope } = candidates;
+    let counted: Vec<(Vec<u32>, usize)> = documents.iter().map(|document| frequencies(words, document)).collect();
+    let n = (in_scope as f64).max(documents.len() as f64).max(1.0);
+    let average = (counted.iter().map(|(_, len)| *len).sum::<usize>() as f64 / counted.len().max(1) as f64).max(1.0);
+    let idf: Vec<f64> = (0..words.len())
+        .map(|w| {
+            let df = counted.iter().filter(|(tf, _)| tf[w] > 0).count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    let mut scored: Vec<(IndexedDocument, f64)> = documents
+        .into_iter()
+        .zip(counted)
+        .map(|(document, (tf, len))| {
+            let norm = K1 * (1.0 - B + B * len as f64 / average);
+            let score =
+                tf.iter().zip(&idf).map(|(&tf, idf)| idf * f64::from(tf) * (K1 + 1.0) / (f64::from(tf) + norm)).sum();
+            (document, score)
+        })
+        .collect();
+    scored.sort_by(|(a, x), (b, y)| y.total_cmp(x).then(b.at_ms.cmp(&a.at_ms)).then_with(|| a.id.cmp(&b.id)));
+    scored.truncate(limit);
+    scored
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +268,42 @@ mod tests {
         assert!(cut.len() <= SNIPPET_BYTES + 2 * '…'.len_utf8(), "{}", cut.len());
         assert_eq!(snippet("short text", &["absent".into()]), "short text");
         assert_eq!(snippet("line one\nline two", &["two".into()]), "line one line two");
+    }
+
+    fn note(id: &str, text: &str, at_ms: i64) -> IndexedDocument {
+        IndexedDocument {
+            project: "p".into(),
+            plugin: "a".into(),
+            id: id.into(),
+            kind: "note".into(),
+            title: String::new(),
+            text: text.into(),
+            at_ms,
+            session: "s".into(),
+        }
+    }
+
+    #[test]
+    fn a_rare_word_outranks_a_common_one_and_ties_go_newest_first() {
+        let words = vec!["timezone".to_owned(), "cache".to_owned()];
+        let mut documents: Vec<IndexedDocument> =
+            (0..20).map(|i| note(&format!("c{i}"), "the cache was cold again", i)).collect();
+        documents.push(note("tz", "the timezone offset is applied twice", 0));
+        documents.push(note("both", "the timezone cache", 1));
+        let ranked = rank(&words, Candidates { documents, in_scope: 1000 }, 4);
+        let ids: Vec<&str> = ranked.iter().map(|(d, _)| d.id.as_str()).collect();
+        assert_eq!(ids, ["both", "tz", "c19", "c18"], "{ranked:?}");
+        assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1));
+    }
+
+    #[test]
+    fn prefixes_count_and_short_words_match_whole() {
+        let ranked = rank(
+            &["pars".to_owned(), "go".to_owned()],
+            Candidates { documents: vec![note("a", "Parser and PARSING", 0), note("b", "google", 0)], in_scope: 2 },
+            5,
+        );
+        assert!(ranked[0].1 > 0.0 && ranked[0].0.id == "a", "{ranked:?}");
+        assert_eq!(ranked[1].1, 0.0, "`go` is too short to be a prefix: {ranked:?}");
     }
 }

@@ -1,13 +1,14 @@
 //! A project's search index on PostgreSQL: `index_documents` holds each document with a stored
 //! `tsvector` of its title (weight A) and text (weight B) under the `simple` configuration (no
 //! language's stemming or stop words: a project's notes mix languages and code), searched
-//! through a GIN index and ranked with `ts_rank_cd`. A trigger keeps each scope's usage for
-//! its quota. Writes are applied in an operation's commit transaction (`operation.rs`).
+//! through a GIN index. A trigger keeps each scope's usage for its quota. Writes are applied in
+//! an operation's commit transaction (`operation.rs`).
 //!
-//! A query's words (`store::index::words`, letters and digits only) become a `tsquery` of
-//! terms joined by `|`, a word of three characters or more as a prefix (`:*`): nothing the
-//! caller typed is `tsquery` syntax. A search runs under a `statement_timeout` ending at the
-//! call's deadline.
+//! A search asks, word by word, for the newest-written documents of the scope holding the word
+//! (at most `CANDIDATES_PER_WORD` each), and the host ranks them (`store::index::rank`), as on
+//! SQLite. Each word (letters and digits only, `store::index::words`) is a `tsquery` term, a
+//! word of three characters or more a prefix (`:*`): nothing the caller typed is `tsquery`
+//! syntax. A search runs under a `statement_timeout` ending at the call's deadline.
 
 use std::time::Instant;
 
@@ -15,7 +16,9 @@ use deadpool_postgres::{GenericClient, Object};
 use tokio_postgres::Row;
 
 use crate::Result;
-use crate::store::index::{IndexFilter, IndexQuery, IndexUsage, IndexWrite, IndexedDocument, prefix};
+use crate::store::index::{
+    CANDIDATES_PER_WORD, Candidates, IndexFilter, IndexQuery, IndexUsage, IndexWrite, IndexedDocument, prefix,
+};
 
 /// The `to_tsquery('simple', …)` text of `words`.
 fn tsquery(words: &[String]) -> String {
@@ -97,44 +100,53 @@ pub(super) async fn get(client: &Object, project: &str, plugin: &str, id: &str) 
     Ok(client.query_opt(&stmt, &[&project, &plugin, &id]).await?.as_ref().map(read_document))
 }
 
-/// The best matches of `query`, each with its score, within `deadline`.
-pub(super) async fn search(
+/// The candidates of `query` in `plugin`'s index of `project`: word by word, the newest-written
+/// documents holding it, within `deadline`.
+pub(super) async fn candidates(
     client: &mut Object,
     project: &str,
     plugin: &str,
     query: &IndexQuery,
     deadline: Option<Instant>,
-) -> Result<Vec<(IndexedDocument, f64)>> {
+) -> Result<Candidates> {
     let sql = format!(
-        "SELECT {COLUMNS}, ts_rank_cd(search, q)::float8 AS score
-         FROM index_documents, to_tsquery('simple', $1) q
-         WHERE project = $2 AND plugin = $3 AND search @@ q
+        "SELECT {COLUMNS}, ordinal FROM index_documents
+         WHERE project = $1 AND plugin = $2 AND search @@ to_tsquery('simple', $3)
            AND ($4::text IS NULL OR kind = $4) AND ($5::text IS NULL OR session = $5)
            AND ($6::bigint IS NULL OR at_ms >= $6) AND ($7::text IS NULL OR session <> $7)
-         ORDER BY score DESC, at_ms DESC, ordinal DESC LIMIT $8"
+         ORDER BY ordinal DESC LIMIT $8"
     );
-    let expression = tsquery(&query.words);
-    let limit = i64::from(query.limit);
+    let limit = i64::from(CANDIDATES_PER_WORD);
     let tx = client.transaction().await?;
     if let Some(deadline) = deadline {
         let left = deadline.saturating_duration_since(Instant::now()).as_millis().max(1);
         tx.batch_execute(&format!("SET LOCAL statement_timeout = {left}")).await?;
     }
-    let stmt = tx.prepare_cached(&sql).await?;
-    let rows = tx
-        .query(
-            &stmt,
-            &[&expression, &project, &plugin, &query.kind, &query.session, &query.since_ms, &query.not_session, &limit],
-        )
+    let canceled = |error: tokio_postgres::Error| match error.code() {
+        Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => {
+            crate::Error::Other(anyhow::Error::new(crate::error::DeadlineExceeded))
+        }
+        _ => error.into(),
+    };
+    let in_scope: i64 = tx
+        .query_opt("SELECT documents FROM index_usage WHERE project = $1 AND plugin = $2", &[&project, &plugin])
         .await
-        .map_err(|error| match error.code() {
-            Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => {
-                crate::Error::Other(anyhow::Error::new(crate::error::DeadlineExceeded))
+        .map_err(canceled)?
+        .map_or(0, |row| row.get(0));
+    let stmt = tx.prepare_cached(&sql).await?;
+    let (mut seen, mut documents) = (std::collections::HashSet::new(), Vec::new());
+    for word in &query.words {
+        let term = tsquery(std::slice::from_ref(word));
+        let args: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+            [&project, &plugin, &term, &query.kind, &query.session, &query.since_ms, &query.not_session, &limit];
+        for row in tx.query(&stmt, &args).await.map_err(canceled)? {
+            if seen.insert(row.get::<_, i64>(8)) {
+                documents.push(read_document(&row));
             }
-            _ => error.into(),
-        })?;
+        }
+    }
     tx.commit().await?;
-    Ok(rows.iter().map(|row| (read_document(row), row.get::<_, f64>(8))).collect())
+    Ok(Candidates { documents, in_scope: in_scope.max(0) as u64 })
 }
 
 /// The newest documents of `plugin` in `project`.

@@ -133,7 +133,7 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX index_documents_search ON index_documents USING GIN (search);
     CREATE INDEX index_documents_recent ON index_documents (project, plugin, at_ms);
-    CREATE INDEX index_documents_session ON index_documents (session);
+    CREATE INDEX index_documents_newest ON index_documents (project, plugin, ordinal);
     CREATE TABLE index_usage (
         project TEXT COLLATE "C" NOT NULL,
         plugin TEXT COLLATE "C" NOT NULL,

@@ -1,28 +1,37 @@
-//! A project's search index on SQLite: `index_documents` holds each document once, the FTS5
-//! table `index_text` indexes its title and text (external content, `unicode61` with
-//! diacritics folded), ranked with BM25 (a title match weighs twice a text match). Writes are
-//! applied in an operation's commit transaction (`operation.rs`); reads run on their own.
+//! A project's search index on SQLite: `index_scopes` names each (project, plugin) by a small
+//! integer and keeps its usage; `index_documents` holds each document once; the FTS5 table
+//! `index_text` indexes its title and text (external content, `unicode61` with diacritics
+//! folded, `detail = none`: which documents hold a word, no positions). Writes are applied in
+//! an operation's commit transaction (`operation.rs`); reads run on their own.
 //!
-//! A query's words (`store::index::words`) become a MATCH expression of quoted terms joined by
-//! `OR`, a word of three characters or more as a prefix term: nothing the caller typed is
-//! FTS5 syntax. A search still running at the call's deadline is interrupted (a progress
-//! handler), so a pathological query never holds a blocking thread past it.
+//! A search asks the full-text index, word by word, for the newest-written documents of the
+//! scope holding the word (at most [`CANDIDATES_PER_WORD`] each; a word of three characters or
+//! more as a prefix term), and the host ranks them (`store::index::rank`). Each word is one
+//! quoted FTS5 term made of letters and digits only: nothing the caller typed is FTS5 syntax. A
+//! search still running at the call's deadline is interrupted (a progress handler), so a
+//! pathological query never holds a blocking thread past it.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use crate::Result;
-use crate::store::index::{IndexFilter, IndexQuery, IndexUsage, IndexWrite, IndexedDocument, prefix};
+use crate::store::index::{
+    CANDIDATES_PER_WORD, Candidates, IndexFilter, IndexQuery, IndexUsage, IndexWrite, IndexedDocument, prefix,
+};
 
-/// The FTS5 MATCH expression of `words`.
-fn match_expression(words: &[String]) -> String {
-    let terms: Vec<String> =
-        words.iter().map(|w| if prefix(w) { format!("\"{w}\"*") } else { format!("\"{w}\"") }).collect();
-    terms.join(" OR ")
+/// The FTS5 term of one query word.
+fn term(word: &str) -> String {
+    if prefix(word) { format!("\"{word}\"*") } else { format!("\"{word}\"") }
 }
 
-const COLUMNS: &str = "d.project, d.plugin, d.id, d.kind, d.title, d.body, d.at_ms, d.session";
+/// The FTS5 MATCH expression of any of `words`.
+fn any_of(words: &[String]) -> String {
+    words.iter().map(|w| term(w)).collect::<Vec<_>>().join(" OR ")
+}
+
+const COLUMNS: &str = "s.project, s.plugin, d.id, d.kind, d.title, d.body, d.at_ms, d.session";
 
 fn read_document(row: &Row<'_>) -> rusqlite::Result<IndexedDocument> {
     Ok(IndexedDocument {
@@ -37,32 +46,49 @@ fn read_document(row: &Row<'_>) -> rusqlite::Result<IndexedDocument> {
     })
 }
 
+/// The scope of `plugin` in `project`, if it was ever written to.
+fn scope(conn: &Connection, project: &str, plugin: &str) -> Result<Option<i64>> {
+    let mut stmt = conn.prepare_cached("SELECT scope FROM index_scopes WHERE project = ?1 AND plugin = ?2")?;
+    Ok(stmt.query_row(params![project, plugin], |r| r.get(0)).optional()?)
+}
+
+/// The scope of `plugin` in `project`, made on its first write.
+fn scope_for_write(conn: &Connection, project: &str, plugin: &str) -> Result<i64> {
+    if let Some(scope) = scope(conn, project, plugin)? {
+        return Ok(scope);
+    }
+    conn.prepare_cached("INSERT INTO index_scopes (project, plugin) VALUES (?1, ?2)")?
+        .execute(params![project, plugin])?;
+    Ok(conn.last_insert_rowid())
+}
+
 /// Applies one call's index writes inside the commit's transaction, in `project`.
 pub(super) fn apply(tx: &Transaction<'_>, project: &str, plugin: &str, writes: &[IndexWrite]) -> Result<()> {
+    let scope = scope_for_write(tx, project, plugin)?;
     for write in writes {
         match write {
-            IndexWrite::Put(document) => put(tx, project, plugin, document)?,
-            IndexWrite::Remove(id) => {
-                tx.prepare_cached("DELETE FROM index_documents WHERE project = ?1 AND plugin = ?2 AND id = ?3")?
-                    .execute(params![project, plugin, id])?;
-            }
+            IndexWrite::Put(document) => put(tx, scope, document)?,
+            IndexWrite::Remove(id) => remove(tx, scope, id)?,
         }
     }
     Ok(())
 }
 
-fn put(conn: &Connection, project: &str, plugin: &str, document: &IndexedDocument) -> Result<()> {
+fn remove(conn: &Connection, scope: i64, id: &str) -> Result<()> {
+    conn.prepare_cached("DELETE FROM index_documents WHERE scope = ?1 AND id = ?2")?.execute(params![scope, id])?;
+    Ok(())
+}
+
+fn put(conn: &Connection, scope: i64, document: &IndexedDocument) -> Result<()> {
     // A replaced document is deleted and inserted again, so both triggers keep the full-text
-    // index and the usage in step.
-    conn.prepare_cached("DELETE FROM index_documents WHERE project = ?1 AND plugin = ?2 AND id = ?3")?
-        .execute(params![project, plugin, document.id])?;
+    // index and the usage in step (and it counts as newly written).
+    remove(conn, scope, &document.id)?;
     conn.prepare_cached(
-        "INSERT INTO index_documents (project, plugin, id, session, kind, title, body, at_ms, bytes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO index_documents (scope, id, session, kind, title, body, at_ms, bytes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
-        project,
-        plugin,
+        scope,
         document.id,
         document.session,
         document.kind,
@@ -76,33 +102,58 @@ fn put(conn: &Connection, project: &str, plugin: &str, document: &IndexedDocumen
 
 /// Document `id` of `plugin` in `project`.
 pub(super) fn get(conn: &Connection, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>> {
-    let sql = format!("SELECT {COLUMNS} FROM index_documents d WHERE d.project = ?1 AND d.plugin = ?2 AND d.id = ?3");
+    let sql = format!(
+        "SELECT {COLUMNS} FROM index_documents d JOIN index_scopes s ON s.scope = d.scope
+         WHERE s.project = ?1 AND s.plugin = ?2 AND d.id = ?3"
+    );
     Ok(conn.prepare_cached(&sql)?.query_row(params![project, plugin, id], read_document).optional()?)
 }
 
-/// The best matches of `query`, each with its score (higher is better), stopping at `deadline`.
-pub(super) fn search(
+/// The candidates of `query` in `plugin`'s index of `project` (see the module docs), stopping
+/// at `deadline`.
+pub(super) fn candidates(
     conn: &mut Connection,
     project: &str,
     plugin: &str,
     query: &IndexQuery,
     deadline: Option<Instant>,
-) -> Result<Vec<(IndexedDocument, f64)>> {
+) -> Result<Candidates> {
+    let Some(scope) = scope(conn, project, plugin)? else { return Ok(Candidates::default()) };
+    let in_scope: i64 =
+        conn.prepare_cached("SELECT documents FROM index_scopes WHERE scope = ?1")?.query_row([scope], |r| r.get(0))?;
+    // The scope's project and plugin are the caller's: no join to read them back.
     let sql = format!(
-        "SELECT {COLUMNS}, -bm25(index_text, 2.0, 1.0) AS score
+        "SELECT ?8, ?9, d.id, d.kind, d.title, d.body, d.at_ms, d.session, d.seq
          FROM index_text JOIN index_documents d ON d.seq = index_text.rowid
-         WHERE index_text MATCH ?1 AND d.project = ?2 AND d.plugin = ?3
-           AND (?4 IS NULL OR d.kind = ?4) AND (?5 IS NULL OR d.session = ?5)
-           AND (?6 IS NULL OR d.at_ms >= ?6) AND (?7 IS NULL OR d.session <> ?7)
-         ORDER BY score DESC, d.at_ms DESC, d.seq DESC LIMIT ?8"
+         WHERE index_text MATCH ?1 AND d.scope = ?2
+           AND (?3 IS NULL OR d.kind = ?3) AND (?4 IS NULL OR d.session = ?4)
+           AND (?5 IS NULL OR d.at_ms >= ?5) AND (?6 IS NULL OR d.session <> ?6)
+         ORDER BY index_text.rowid DESC LIMIT ?7"
     );
-    let expression = match_expression(&query.words);
-    let args =
-        params![expression, project, plugin, query.kind, query.session, query.since_ms, query.not_session, query.limit];
     interruptible(conn, deadline, |conn| {
         let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(args, |row| Ok((read_document(row)?, row.get::<_, f64>(8)?)))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
+        let (mut seen, mut documents) = (HashSet::new(), Vec::new());
+        for word in &query.words {
+            let args = params![
+                term(word),
+                scope,
+                query.kind,
+                query.session,
+                query.since_ms,
+                query.not_session,
+                CANDIDATES_PER_WORD,
+                project,
+                plugin
+            ];
+            let rows = stmt.query_map(args, |row| Ok((read_document(row)?, row.get::<_, i64>(8)?)))?;
+            for row in rows {
+                let (document, seq) = row?;
+                if seen.insert(seq) {
+                    documents.push(document);
+                }
+            }
+        }
+        Ok(Candidates { documents, in_scope: in_scope.max(0) as u64 })
     })
 }
 
@@ -115,20 +166,21 @@ pub(super) fn recent(
     not_session: Option<&str>,
     limit: u32,
 ) -> Result<Vec<IndexedDocument>> {
+    let Some(scope) = scope(conn, project, plugin)? else { return Ok(Vec::new()) };
     let sql = format!(
-        "SELECT {COLUMNS} FROM index_documents d
-         WHERE d.project = ?1 AND d.plugin = ?2 AND (?3 IS NULL OR d.kind = ?3) AND (?4 IS NULL OR d.session <> ?4)
-         ORDER BY d.at_ms DESC, d.seq DESC LIMIT ?5"
+        "SELECT {COLUMNS} FROM index_documents d JOIN index_scopes s ON s.scope = d.scope
+         WHERE d.scope = ?1 AND (?2 IS NULL OR d.kind = ?2) AND (?3 IS NULL OR d.session <> ?3)
+         ORDER BY d.at_ms DESC, d.seq DESC LIMIT ?4"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![project, plugin, kind, not_session, limit], read_document)?;
+    let rows = stmt.query_map(params![scope, kind, not_session, limit], read_document)?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Bytes and documents each plugin keeps, of one project or of every one.
 pub(super) fn usage(conn: &Connection, project: Option<&str>) -> Result<Vec<IndexUsage>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT project, plugin, documents, bytes FROM index_usage
+        "SELECT project, plugin, documents, bytes FROM index_scopes
          WHERE (?1 IS NULL OR project = ?1) AND documents > 0 ORDER BY project, plugin",
     )?;
     let rows = stmt.query_map([project], |r| {
@@ -142,14 +194,15 @@ pub(super) fn usage(conn: &Connection, project: Option<&str>) -> Result<Vec<Inde
 pub(super) fn documents(conn: &Connection, filter: &IndexFilter) -> Result<Vec<IndexedDocument>> {
     let (from, expression) = match &filter.words {
         Some(words) => (
-            "index_text JOIN index_documents d ON d.seq = index_text.rowid WHERE index_text MATCH ?1",
-            Some(match_expression(words)),
+            "index_text JOIN index_documents d ON d.seq = index_text.rowid JOIN index_scopes s ON s.scope = d.scope
+             WHERE index_text MATCH ?1",
+            Some(any_of(words)),
         ),
-        None => ("index_documents d WHERE ?1 IS NULL", None),
+        None => ("index_documents d JOIN index_scopes s ON s.scope = d.scope WHERE ?1 IS NULL", None),
     };
     let sql = format!(
         "SELECT {COLUMNS} FROM {from}
-           AND (?2 IS NULL OR d.project = ?2) AND (?3 IS NULL OR d.session = ?3)
+           AND (?2 IS NULL OR s.project = ?2) AND (?3 IS NULL OR d.session = ?3)
            AND (?4 IS NULL OR d.at_ms >= ?4) AND (?5 IS NULL OR d.at_ms < ?5)
          ORDER BY d.at_ms, d.seq"
     );
@@ -161,14 +214,15 @@ pub(super) fn documents(conn: &Connection, filter: &IndexFilter) -> Result<Vec<I
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// Removes every document `filter` means, then rebuilds the full-text index's segments and
+/// Removes every document `filter` means, then merges the full-text index's segments and
 /// vacuums, so nothing of them is left in the file. Returns how many.
 pub(super) fn forget(conn: &mut Connection, filter: &IndexFilter) -> Result<u64> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let doomed = documents(&tx, filter)?;
     for document in &doomed {
-        tx.prepare_cached("DELETE FROM index_documents WHERE project = ?1 AND plugin = ?2 AND id = ?3")?
-            .execute(params![document.project, document.plugin, document.id])?;
+        if let Some(scope) = scope(&tx, &document.project, &document.plugin)? {
+            remove(&tx, scope, &document.id)?;
+        }
     }
     tx.commit()?;
     if !doomed.is_empty() {
@@ -192,7 +246,7 @@ pub(super) fn import(conn: &mut Connection, documents: &[IndexedDocument]) -> Re
 /// [`import`] inside the caller's transaction.
 pub(super) fn import_in(conn: &Connection, documents: &[IndexedDocument]) -> Result<()> {
     for document in documents {
-        put(conn, &document.project, &document.plugin, document)?;
+        put(conn, scope_for_write(conn, &document.project, &document.plugin)?, document)?;
     }
     Ok(())
 }
@@ -201,18 +255,22 @@ pub(super) fn import_in(conn: &Connection, documents: &[IndexedDocument]) -> Res
 fn interruptible<T>(
     conn: &mut Connection,
     deadline: Option<Instant>,
-    f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    f: impl FnOnce(&Connection) -> Result<T>,
 ) -> Result<T> {
-    let Some(deadline) = deadline else { return Ok(f(conn)?) };
+    let Some(deadline) = deadline else { return f(conn) };
     // Every 1,000 virtual-machine steps: a few microseconds apart.
     conn.progress_handler(1000, Some(move || Instant::now() >= deadline))?;
     let result = f(conn);
     conn.progress_handler(1000, None::<fn() -> bool>)?;
     match result {
-        Err(rusqlite::Error::SqliteFailure(error, _)) if error.code == rusqlite::ErrorCode::OperationInterrupted => {
+        Err(crate::Error::Other(error))
+            if error.downcast_ref::<rusqlite::Error>().is_some_and(|e| {
+                matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::OperationInterrupted)
+            }) =>
+        {
             Err(crate::Error::Other(anyhow::Error::new(crate::error::DeadlineExceeded)))
         }
-        other => Ok(other?),
+        other => other,
     }
 }
 
@@ -233,6 +291,17 @@ mod tests {
         }
     }
 
+    fn query(words: &[&str]) -> IndexQuery {
+        IndexQuery {
+            words: words.iter().map(|w| (*w).to_owned()).collect(),
+            kind: None,
+            session: None,
+            since_ms: None,
+            not_session: None,
+            limit: 50,
+        }
+    }
+
     /// A search still running at the call's deadline is stopped inside SQLite (its blocking
     /// thread is free again), answering the deadline, not a database error; without a deadline
     /// the same search answers.
@@ -242,21 +311,32 @@ mod tests {
         let mut conn = Connection::open(dir.path().join("index.db")).unwrap();
         super::super::schema::migrate(&mut conn).unwrap();
         import(&mut conn, &(0..3000).map(document).collect::<Vec<_>>()).unwrap();
-        let query = IndexQuery {
-            words: vec!["parser".into(), "cache".into()],
-            kind: None,
-            session: None,
-            since_ms: None,
-            not_session: None,
-            limit: 50,
-        };
+        let query = query(&["parser", "cache"]);
         let past = Some(Instant::now());
-        let stopped = search(&mut conn, "p", "a", &query, past).unwrap_err();
+        let stopped = candidates(&mut conn, "p", "a", &query, past).unwrap_err();
         let deadline =
             matches!(&stopped, crate::Error::Other(e) if e.downcast_ref::<crate::error::DeadlineExceeded>().is_some());
         assert!(deadline, "{stopped:?}");
-        let found = search(&mut conn, "p", "a", &query, None).unwrap();
-        assert_eq!(found.len(), 50, "the connection works on, with no handler left behind");
-        assert!(found.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+        let found = candidates(&mut conn, "p", "a", &query, None).unwrap();
+        assert_eq!(found.in_scope, 3000);
+        assert_eq!(found.documents.len(), CANDIDATES_PER_WORD as usize, "both words hold the same newest");
+        assert_eq!(found.documents[0].id, "d2999", "newest first");
+    }
+
+    /// A word in few documents brings all of them, however old, beside a common word's newest.
+    #[test]
+    fn a_rare_word_brings_all_its_documents_and_a_common_one_its_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("index.db")).unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let mut all: Vec<IndexedDocument> = (0..1000).map(document).collect();
+        all[3].text = "the oldest note names marmalade".into();
+        import(&mut conn, &all).unwrap();
+        let found = candidates(&mut conn, "p", "a", &query(&["cache", "marmalade"]), None).unwrap();
+        let ids: Vec<&str> = found.documents.iter().map(|d| d.id.as_str()).collect();
+        assert!(ids.contains(&"d3"), "the rare word's document: {ids:?}");
+        assert_eq!(ids.len(), CANDIDATES_PER_WORD as usize + 1);
+        let other = candidates(&mut conn, "q", "a", &query(&["cache"]), None).unwrap();
+        assert!(other.documents.is_empty() && other.in_scope == 0, "another project has nothing");
     }
 }

@@ -105,47 +105,47 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX plugin_events_session ON plugin_events(session);",
     // 7: which project a session belongs to, and each plugin's search index of a project (the
-    // contract's `index` import; see `index.rs`): the documents with their text, a full-text
-    // index over them (FTS5, external content, so the text is stored once) kept in step by
-    // triggers, and each scope's usage for its quota, kept by triggers too (a sum over a large
-    // project would cost every write).
+    // contract's `index` import; see `index.rs`). A scope (project and plugin) is a small
+    // integer, so the per-document rows and indexes do not repeat its text; it also keeps the
+    // scope's usage for its quota (a sum over a large project would cost every write). The
+    // documents hold their text once; the full-text index over them is FTS5 with external
+    // content and no positions (`detail = none`: ranking is done by the host over the
+    // candidates' text, so the index needs only which documents hold a word), kept in step
+    // by triggers.
     "ALTER TABLE sessions ADD COLUMN project TEXT;
     CREATE INDEX sessions_project ON sessions(project);
-    CREATE TABLE index_documents (
-        seq INTEGER PRIMARY KEY,         -- the full-text index's rowid
+    CREATE TABLE index_scopes (
+        scope INTEGER PRIMARY KEY,
         project TEXT NOT NULL,
         plugin TEXT NOT NULL,
-        id TEXT NOT NULL,                -- the plugin's id
-        session TEXT NOT NULL,           -- the session whose call kept it
+        documents INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,    -- what its documents count against the quota
+        UNIQUE (project, plugin)
+    );
+    CREATE TABLE index_documents (
+        seq INTEGER PRIMARY KEY,             -- the full-text index's rowid; newer writes higher
+        scope INTEGER NOT NULL REFERENCES index_scopes(scope),
+        id TEXT NOT NULL,                    -- the plugin's id
+        session TEXT NOT NULL,               -- the session whose call kept it
         kind TEXT NOT NULL,
         title TEXT NOT NULL,
         body TEXT NOT NULL,
         at_ms INTEGER NOT NULL,
-        bytes INTEGER NOT NULL,          -- what it counts against the quota
-        UNIQUE (project, plugin, id)
+        bytes INTEGER NOT NULL,
+        UNIQUE (scope, id)
     );
-    CREATE INDEX index_documents_recent ON index_documents(project, plugin, at_ms);
-    CREATE INDEX index_documents_session ON index_documents(session);
+    CREATE INDEX index_documents_recent ON index_documents(scope, at_ms);
     CREATE VIRTUAL TABLE index_text USING fts5(
         title, body, content = 'index_documents', content_rowid = 'seq',
-        tokenize = 'unicode61 remove_diacritics 2'
+        tokenize = 'unicode61 remove_diacritics 2', detail = 'none'
     );
-    CREATE TABLE index_usage (
-        project TEXT NOT NULL,
-        plugin TEXT NOT NULL,
-        documents INTEGER NOT NULL,
-        bytes INTEGER NOT NULL,
-        PRIMARY KEY (project, plugin)
-    ) WITHOUT ROWID;
     CREATE TRIGGER index_documents_insert AFTER INSERT ON index_documents BEGIN
         INSERT INTO index_text (rowid, title, body) VALUES (new.seq, new.title, new.body);
-        INSERT INTO index_usage (project, plugin, documents, bytes) VALUES (new.project, new.plugin, 1, new.bytes)
-            ON CONFLICT (project, plugin) DO UPDATE SET documents = documents + 1, bytes = bytes + new.bytes;
+        UPDATE index_scopes SET documents = documents + 1, bytes = bytes + new.bytes WHERE scope = new.scope;
     END;
     CREATE TRIGGER index_documents_delete AFTER DELETE ON index_documents BEGIN
         INSERT INTO index_text (index_text, rowid, title, body) VALUES ('delete', old.seq, old.title, old.body);
-        UPDATE index_usage SET documents = documents - 1, bytes = bytes - old.bytes
-            WHERE project = old.project AND plugin = old.plugin;
+        UPDATE index_scopes SET documents = documents - 1, bytes = bytes - old.bytes WHERE scope = old.scope;
     END;",
 ];
 
