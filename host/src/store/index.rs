@@ -161,7 +161,7 @@ pub(crate) fn snippet(text: &str, words: &[String]) -> String {
 /// holding it. A word in fewer documents (a rare, telling word) brings all of them; a common
 /// word, whose documents rank low anyway (its inverse document frequency is low), only its
 /// newest. This bounds a search's work by the query's words, not by the project's size.
-pub(crate) const CANDIDATES_PER_WORD: u32 = 200;
+pub(crate) const CANDIDATES_PER_WORD: u32 = 64;
 
 /// What a backend answers a search with: the candidate documents (each once) and how many
 /// documents the searched scope holds (the ranking's `N`).
