@@ -26,22 +26,46 @@ const SESSIONS: usize = 10_000;
 const NOTES: usize = 20;
 const PROJECT: &str = "/bench/project";
 
-/// Words the notes are drawn from: code-ish and plain, so a query matches some notes, not all.
-const WORDS: &[&str] = &[
-    "parser", "timezone", "cache", "locale", "retry", "token", "expiry", "migration", "schema", "index", "flaky",
-    "deadline", "socket", "buffer", "encoding", "session", "commit", "rollback", "lock", "queue", "worker", "config",
-    "header", "cookie", "login", "refresh", "offset", "window", "budget", "quota", "vacuum", "checkpoint",
-];
+/// Distinct words the notes are drawn from, by a Zipf law (the `n`th most common word comes
+/// `1/n` as often as the first), as words come in text: a few very common, most rare.
+const VOCABULARY: usize = 5_000;
 
-/// A small deterministic generator (xorshift), so every run indexes the same text.
-struct Words(u64);
+/// A small deterministic generator (xorshift) of Zipf-distributed words, so every run indexes
+/// the same text.
+struct Words {
+    state: u64,
+    /// Cumulative weights of the vocabulary's ranks.
+    cumulative: Vec<f64>,
+}
 
 impl Words {
-    fn next(&mut self) -> &'static str {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        WORDS[(self.0 % WORDS.len() as u64) as usize]
+    fn new(seed: u64) -> Words {
+        let mut total = 0.0;
+        let cumulative = (1..=VOCABULARY)
+            .map(|rank| {
+                total += 1.0 / rank as f64;
+                total
+            })
+            .collect();
+        Words { state: seed, cumulative }
+    }
+
+    fn random(&mut self) -> f64 {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        (self.state >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The word of rank `rank` (0: the most common).
+    fn word(rank: usize) -> String {
+        format!("w{rank}")
+    }
+
+    fn next(&mut self) -> String {
+        let total = *self.cumulative.last().unwrap();
+        let target = self.random() * total;
+        Words::word(self.cumulative.partition_point(|&c| c < target))
     }
 
     fn sentence(&mut self, words: usize) -> String {
@@ -51,7 +75,7 @@ impl Words {
 
 /// The project's documents, as the scratchpad component keeps them.
 fn documents() -> Vec<IndexedDocument> {
-    let mut words = Words(0x9E37_79B9_7F4A_7C15);
+    let mut words = Words::new(0x9E37_79B9_7F4A_7C15);
     let mut documents = Vec::with_capacity(SESSIONS * (NOTES + 1));
     for s in 0..SESSIONS {
         let session = format!("earlier-{s:05}");
@@ -92,6 +116,7 @@ fn rows(c: &mut Criterion, name: &str, dir: &tempfile::TempDir, database: Locati
     }
     let host = rt.block_on(Host::open(config)).unwrap();
     let documents = documents();
+    let typical = rarest_words(&documents[5_000 * (NOTES + 1) + 8].text, 4);
     let text: usize = documents.iter().map(|d| d.id.len() + d.kind.len() + d.title.len() + d.text.len()).sum();
     rt.block_on(async {
         let started = std::time::Instant::now();
@@ -115,15 +140,24 @@ fn rows(c: &mut Criterion, name: &str, dir: &tempfile::TempDir, database: Locati
 
     let mut group = c.benchmark_group(name);
     group.measurement_time(Duration::from_secs(if crate::quick() { 3 } else { 10 }));
+    // A typical query: the four rarest words of one earlier note (as a first message names
+    // what it is about); and the worst: the project's three most common words (the first is in
+    // about half of its documents).
+    let common = format!("{} {} {}", Words::word(0), Words::word(1), Words::word(2));
     record::calls((&mut group, name), &rt, "search", || async {
-        host.recall_search(PROJECT, "timezone cache locale", 8).await.unwrap();
+        assert!(!host.recall_search(PROJECT, &typical, 8).await.unwrap().is_empty());
+    });
+    record::calls((&mut group, name), &rt, "search_common_words", || async {
+        assert!(!host.recall_search(PROJECT, &common, 8).await.unwrap().is_empty());
     });
     let turn = TurnContext::new("searching", "later");
+    let arguments = serde_json::json!({ "query": typical }).to_string();
     record::calls((&mut group, name), &rt, "search_tool", || async {
-        host.call_tool(&turn, "recall_search", r#"{"query":"timezone cache locale"}"#).await.unwrap();
+        host.call_tool(&turn, "recall_search", &arguments).await.unwrap();
     });
+    let message = format!("the {typical} thing is flaky again");
     record::calls((&mut group, name), &rt, "new_session_injection", || async {
-        let prompt = host.preview_new_session(PROJECT, "the timezone cache is flaky again").await.unwrap();
+        let prompt = host.preview_new_session(PROJECT, &message).await.unwrap();
         assert!(prompt.injections.iter().any(|i| i.text.contains("earlier sessions")));
     });
     record::calls((&mut group, name), &rt, "turn_without_search", || async {
@@ -134,6 +168,14 @@ fn rows(c: &mut Criterion, name: &str, dir: &tempfile::TempDir, database: Locati
         host.before_query(&loose, "go on").await.unwrap();
     });
     group.finish();
+}
+
+/// The `n` rarest distinct words (`w<rank>`) of `text`.
+fn rarest_words(text: &str, n: usize) -> String {
+    let mut ranks: Vec<usize> = text.split(' ').filter_map(|w| w.strip_prefix('w')?.parse().ok()).collect();
+    ranks.sort_unstable_by(|a, b| b.cmp(a));
+    ranks.dedup();
+    ranks.iter().take(n).map(|&rank| Words::word(rank)).collect::<Vec<_>>().join(" ")
 }
 
 /// The database file's bytes with its write-ahead log checkpointed into it.

@@ -118,6 +118,9 @@ pub(super) async fn candidates(
     );
     let limit = i64::from(CANDIDATES_PER_WORD);
     let tx = client.transaction().await?;
+    // Each word's plan made for that word: a generic plan of the cached statement would choose
+    // one way (the GIN index, or the newest rows first) for a rare word and a common one alike.
+    tx.batch_execute("SET LOCAL plan_cache_mode = force_custom_plan").await?;
     if let Some(deadline) = deadline {
         let left = deadline.saturating_duration_since(Instant::now()).as_millis().max(1);
         tx.batch_execute(&format!("SET LOCAL statement_timeout = {left}")).await?;
@@ -228,13 +231,55 @@ pub(super) async fn import(client: &mut Object, documents: &[IndexedDocument]) -
     let tx = client.transaction().await?;
     import_in(&tx, documents).await?;
     tx.commit().await?;
+    // A large import changes what the planner should know of the words (autovacuum would get
+    // there later): refresh the statistics now, so the next searches plan for them.
+    if documents.len() >= IMPORT_BATCH {
+        client.batch_execute("ANALYZE index_documents").await?;
+    }
     Ok(documents.len() as u64)
 }
 
-/// [`import`] inside the caller's transaction.
+/// Documents one statement of [`import_in`] writes.
+const IMPORT_BATCH: usize = 1000;
+
+/// [`import`] inside the caller's transaction: a thousand documents a statement (arrays
+/// unnested), not two statements each, so a large export imports in seconds. A document
+/// replaces one with its project, plugin and id; of two in the import with the same, the later.
 pub(super) async fn import_in(client: &impl GenericClient, documents: &[IndexedDocument]) -> Result<()> {
-    for document in documents {
-        put(client, &document.project, &document.plugin, document).await?;
+    let mut latest = std::collections::HashMap::new();
+    for (at, document) in documents.iter().enumerate() {
+        latest.insert((&document.project, &document.plugin, &document.id), at);
+    }
+    // In the import's order, as SQLite writes them (the newest-written last).
+    let kept: Vec<&IndexedDocument> = documents
+        .iter()
+        .enumerate()
+        .filter(|(at, d)| latest[&(&d.project, &d.plugin, &d.id)] == *at)
+        .map(|(_, d)| d)
+        .collect();
+    // By the primary key's index: the ids of one project and plugin at a time. Not cached
+    // statements: a plan cached while the table was small (a sequential scan) would stay while
+    // the import grows it, and every batch would read the whole table.
+    let delete = "DELETE FROM index_documents WHERE project = $1 AND plugin = $2 AND id = ANY($3)";
+    let insert = "INSERT INTO index_documents (project, plugin, id, session, kind, title, body, at_ms, bytes)
+                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                                       $7::text[], $8::bigint[], $9::bigint[])";
+    for batch in kept.chunks(IMPORT_BATCH) {
+        let column = |field: fn(&IndexedDocument) -> &str| batch.iter().map(|d| field(d)).collect::<Vec<&str>>();
+        let (projects, plugins, ids) = (column(|d| &d.project), column(|d| &d.plugin), column(|d| &d.id));
+        let mut scopes: Vec<(&str, &str)> = projects.iter().copied().zip(plugins.iter().copied()).collect();
+        scopes.sort_unstable();
+        scopes.dedup();
+        for (project, plugin) in scopes {
+            let of_scope: Vec<&str> =
+                batch.iter().filter(|d| d.project == project && d.plugin == plugin).map(|d| d.id.as_str()).collect();
+            client.execute(delete, &[&project, &plugin, &of_scope]).await?;
+        }
+        let (sessions, kinds, titles, texts) =
+            (column(|d| &d.session), column(|d| &d.kind), column(|d| &d.title), column(|d| &d.text));
+        let at: Vec<i64> = batch.iter().map(|d| d.at_ms).collect();
+        let bytes: Vec<i64> = batch.iter().map(|d| d.bytes() as i64).collect();
+        client.execute(insert, &[&projects, &plugins, &ids, &sessions, &kinds, &titles, &texts, &at, &bytes]).await?;
     }
     Ok(())
 }

@@ -141,20 +141,29 @@ const MIGRATIONS: &[&str] = &[
         bytes BIGINT NOT NULL,
         PRIMARY KEY (project, plugin)
     );
-    CREATE FUNCTION index_usage_count() RETURNS trigger LANGUAGE plpgsql AS $$
+    -- Statement-level, over the statement's rows: a per-row trigger would update one usage row
+    -- once per document, and within one transaction each update walks every version the
+    -- earlier ones left (an import of 210,000 documents took minutes).
+    CREATE FUNCTION index_usage_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-        IF TG_OP = 'INSERT' THEN
-            INSERT INTO index_usage AS u (project, plugin, documents, bytes)
-                VALUES (NEW.project, NEW.plugin, 1, NEW.bytes)
-                ON CONFLICT (project, plugin) DO UPDATE SET documents = u.documents + 1, bytes = u.bytes + NEW.bytes;
-            RETURN NEW;
-        END IF;
-        UPDATE index_usage SET documents = documents - 1, bytes = bytes - OLD.bytes
-         WHERE project = OLD.project AND plugin = OLD.plugin;
-        RETURN OLD;
+        INSERT INTO index_usage AS u (project, plugin, documents, bytes)
+            SELECT project, plugin, count(*), sum(bytes) FROM inserted GROUP BY project, plugin
+            ON CONFLICT (project, plugin)
+            DO UPDATE SET documents = u.documents + EXCLUDED.documents, bytes = u.bytes + EXCLUDED.bytes;
+        RETURN NULL;
     END $$;
-    CREATE TRIGGER index_documents_usage AFTER INSERT OR DELETE ON index_documents
-        FOR EACH ROW EXECUTE FUNCTION index_usage_count();
+    CREATE FUNCTION index_usage_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE index_usage u SET documents = u.documents - d.documents, bytes = u.bytes - d.bytes
+          FROM (SELECT project, plugin, count(*) AS documents, sum(bytes) AS bytes FROM deleted
+                 GROUP BY project, plugin) d
+         WHERE u.project = d.project AND u.plugin = d.plugin;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER index_documents_inserted AFTER INSERT ON index_documents
+        REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION index_usage_inserted();
+    CREATE TRIGGER index_documents_deleted AFTER DELETE ON index_documents
+        REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION index_usage_deleted();
 "#,
 ];
 
