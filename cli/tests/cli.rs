@@ -84,8 +84,9 @@ fn inspect_lists_a_components_exports_and_tools_and_refuses_non_components() {
     let report = scratchpad(&db, &["inspect", component.to_str().unwrap()]);
     assert!(report.status.success(), "{}", text(&report.stderr));
     let out = text(&report.stdout);
-    assert!(out.contains("scratchpad:plugin/hooks@0.1.2"), "{out}");
-    assert!(out.contains("asks for: inject, guidance, compaction-warnings, storage, tokens, log, config"), "{out}");
+    assert!(out.contains("scratchpad:plugin/hooks@0.1.3"), "{out}");
+    let asks = "asks for: inject, guidance, compaction-warnings, storage, checkpoints, tokens, log, config, index";
+    assert!(out.contains(asks), "{out}");
     let digest = scratchpad_tests::digest_of(&component);
     assert!(out.contains(&format!("identity: {digest}")), "{out}");
     assert!(out.contains("session.scratchpad"), "{out}");

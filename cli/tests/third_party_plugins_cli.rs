@@ -99,10 +99,10 @@ fn inspect_shows_each_components_imports_exports_and_declared_tools() {
         assert_eq!(report["ok"], true, "{report}");
         let list = |key: &str| report[key].as_array().unwrap().iter().map(|v| v.to_string()).collect::<Vec<_>>();
         let (imports, exports) = (list("imports").join(" "), list("exports").join(" "));
-        assert!(imports.contains("scratchpad:plugin/storage@0.1.2"), "{imports}");
-        assert!(imports.contains("scratchpad:plugin/tokens@0.1.2"), "{imports}");
+        assert!(imports.contains("scratchpad:plugin/storage@0.1.3"), "{imports}");
+        assert!(imports.contains("scratchpad:plugin/tokens@0.1.3"), "{imports}");
         for interface in ["lifecycle", "hooks", "tools", "permissions", "view"] {
-            assert!(exports.contains(&format!("scratchpad:plugin/{interface}@0.1.2")), "{exports}");
+            assert!(exports.contains(&format!("scratchpad:plugin/{interface}@0.1.3")), "{exports}");
         }
         assert_eq!(report["plugin"]["tools"][0]["name"], tool, "{report}");
         let asked: Vec<&str> = report["requested"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();

@@ -23,10 +23,10 @@
 // value or `undefined`, `list<u8>` is a `Uint8Array`. A `result` export returns its `ok` value
 // and throws its `err` value; an import whose `result` is an `err` throws.
 
-import { get as configGet } from "scratchpad:plugin/config@0.1.2";
-import { log } from "scratchpad:plugin/log@0.1.2";
-import { delete as remove, get, keys, set } from "scratchpad:plugin/storage@0.1.2";
-import { count } from "scratchpad:plugin/tokens@0.1.2";
+import { get as configGet } from "scratchpad:plugin/config@0.1.3";
+import { log } from "scratchpad:plugin/log@0.1.3";
+import { delete as remove, get, keys, set } from "scratchpad:plugin/storage@0.1.3";
+import { count } from "scratchpad:plugin/tokens@0.1.3";
 
 const TOOL = "todo";
 const DEFAULTS = { maxItems: 20, maxTokens: 300, placement: "append-context", showDone: false };
@@ -160,7 +160,7 @@ function edit(args) {
 /**
  * The powers this plugin asks for: its guidance and the list it injects every turn, the list in
  * `storage` (copied to a forked session), and the tokenizer, log and configuration it reads.
- * @type {typeof import("scratchpad:plugin/permissions@0.1.2")}
+ * @type {typeof import("scratchpad:plugin/permissions@0.1.3")}
  */
 export const permissions = {
   requested() {
@@ -171,7 +171,7 @@ export const permissions = {
 /**
  * What the list holds, for the host's viewer and exports (the contract's `view`): the open
  * items and the finished ones, each section with its use of `maxItems`. Nothing is written.
- * @type {typeof import("scratchpad:plugin/view@0.1.2")}
+ * @type {typeof import("scratchpad:plugin/view@0.1.3")}
  */
 export const view = {
   describe() {
@@ -187,7 +187,7 @@ export const view = {
   },
 };
 
-/** @type {typeof import("scratchpad:plugin/lifecycle@0.1.2")} */
+/** @type {typeof import("scratchpad:plugin/lifecycle@0.1.3")} */
 export const lifecycle = {
   load() {
     settings();
@@ -195,7 +195,7 @@ export const lifecycle = {
   },
 };
 
-/** @type {typeof import("scratchpad:plugin/hooks@0.1.2")} */
+/** @type {typeof import("scratchpad:plugin/hooks@0.1.3")} */
 export const hooks = {
   beforeSessionCreate(_session) {
     const guidance = "[Todo] Keep your task list with the `todo` tool; it is shown to you every turn.";
@@ -237,7 +237,7 @@ export const hooks = {
   afterCompaction(_turn) {},
 };
 
-/** @type {typeof import("scratchpad:plugin/tools@0.1.2")} */
+/** @type {typeof import("scratchpad:plugin/tools@0.1.3")} */
 export const tools = {
   listTools(_turn) {
     return [SPEC];

@@ -32,5 +32,5 @@ for (const [path, bytes] of Object.entries(files)) {
   await writeFile(join(out, name), bytes);
   count += 1;
 }
-// jsconfig.json maps each `scratchpad:plugin/NAME@0.1.2` import to types/scratchpad-plugin-NAME.d.ts.
+// jsconfig.json maps each `scratchpad:plugin/NAME@0.1.3` import to types/scratchpad-plugin-NAME.d.ts.
 console.log(`wrote ${count} interfaces to ${out}`);

@@ -72,7 +72,7 @@ async fn the_hostile_component_is_refused_without_grants_naming_every_missing_po
     let fx = Fixture::new();
     let hostile = || PluginSpec::file(components::HOSTILE_PATH).unsigned();
     let message = refusal(Host::open(fx.config(vec![scratchpad(json!({})), hostile()])).await);
-    assert!(message.contains("asks for 14 power(s) it was not granted"), "{message}");
+    assert!(message.contains("asks for 15 power(s) it was not granted"), "{message}");
     for power in Power::ALL {
         assert!(message.contains(&format!("`{power}`")), "{power} is listed: {message}");
     }

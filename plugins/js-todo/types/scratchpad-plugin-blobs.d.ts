@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/blobs@0.1.2 **/
+/** @module Interface scratchpad:plugin/blobs@0.1.3 **/
 export function store(content: Observation, entry: NewEntry): string;
 export function stat(id: string): Entry | undefined;
 export function listTurn(turnId: string): Array<Entry>;

@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/checkpoints@0.1.2 **/
+/** @module Interface scratchpad:plugin/checkpoints@0.1.3 **/
 export function available(): boolean;
 export function request(request: CheckpointRequest): void;
 export function latest(): Checkpoint | undefined;

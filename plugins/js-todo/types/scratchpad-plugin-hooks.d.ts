@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/hooks@0.1.2 **/
+/** @module Interface scratchpad:plugin/hooks@0.1.3 **/
 export function beforeSessionCreate(session: SessionInfo): SessionSetup;
 export function beforeQuery(turn: Turn, message: string): Array<Injection>;
 export function afterResponse(turn: Turn, text: string): void;

@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/lifecycle@0.1.2 **/
+/** @module Interface scratchpad:plugin/lifecycle@0.1.3 **/
 export function load(): Manifest;
 export type ToolSpec = import('./scratchpad-plugin-types.js').ToolSpec;
 export interface Manifest {

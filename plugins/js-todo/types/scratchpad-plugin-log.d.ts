@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/log@0.1.2 **/
+/** @module Interface scratchpad:plugin/log@0.1.3 **/
 export function log(level: Level, message: string): void;
 /**
  * # Variants

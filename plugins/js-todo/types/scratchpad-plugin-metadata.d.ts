@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/metadata@0.1.2 **/
+/** @module Interface scratchpad:plugin/metadata@0.1.3 **/
 export function set(key: string, value: string): void;
 export function get(key: string): string | undefined;
 export function remove(key: string): boolean;

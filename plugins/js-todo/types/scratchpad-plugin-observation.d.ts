@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/observation@0.1.2 **/
+/** @module Interface scratchpad:plugin/observation@0.1.3 **/
 /**
  * # Variants
  * 

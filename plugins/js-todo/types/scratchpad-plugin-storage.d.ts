@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/storage@0.1.2 **/
+/** @module Interface scratchpad:plugin/storage@0.1.3 **/
 export function get(key: string): Uint8Array | undefined;
 export function set(key: string, value: Uint8Array): void;
 export { _delete as delete };

@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/tools@0.1.2 **/
+/** @module Interface scratchpad:plugin/tools@0.1.3 **/
 export function listTools(turn: Turn): Array<ToolSpec>;
 export function callTool(turn: Turn, name: string, arguments: string): ToolOutput;
 export type Turn = import('./scratchpad-plugin-types.js').Turn;

@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/types@0.1.2 **/
+/** @module Interface scratchpad:plugin/types@0.1.3 **/
 export interface ToolSpec {
   name: string,
   description: string,

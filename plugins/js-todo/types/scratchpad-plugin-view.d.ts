@@ -1,4 +1,4 @@
-/** @module Interface scratchpad:plugin/view@0.1.2 **/
+/** @module Interface scratchpad:plugin/view@0.1.3 **/
 export function describe(): Array<Section>;
 export type Content = ContentText | ContentItems;
 export interface ContentText {

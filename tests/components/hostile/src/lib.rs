@@ -89,6 +89,7 @@ mod component {
                 "tokens",
                 "log",
                 "config",
+                "index",
             ]
             .map(String::from)
             .to_vec()

@@ -23,8 +23,8 @@
 //! has there, never the secret.
 //!
 //! `index_*` verbs (`index.rs`) drive the `index` import (the project's search index) and
-//! answer what it answered, as JSON; the probe asks for the `index` power only when its
-//! configuration's `powers` names it.
+//! answer what it answered, as JSON; the probe declares them only with `indexVerbs: true`, and
+//! asks for the `index` power only when its configuration's `powers` names it.
 //!
 //! Every tool takes an optional `mark` argument: a key the probe stores (value `marked`)
 //! before doing its verb, so a test can check the writes of a failed call do not persist.
@@ -91,7 +91,10 @@ impl Plugin for Probe {
 
     fn load() -> Result<Manifest, String> {
         let prefix = prefix();
-        let verbs = VERBS.iter().chain(index::VERBS);
+        // The index verbs only with `indexVerbs`: the others keep the manifest the output-cap
+        // tests measure.
+        let index_verbs = config()["indexVerbs"].as_bool().unwrap_or(false);
+        let verbs = VERBS.iter().chain(if index_verbs { index::VERBS } else { &[] });
         let mut tools: Vec<ToolSpec> = verbs.map(|v| spec(format!("{prefix}.{v}"))).collect();
         if let Some(extra) = config()["extraTools"].as_array() {
             tools.extend(extra.iter().filter_map(Value::as_str).map(|n| spec(n.to_owned())));
