@@ -112,11 +112,12 @@ impl<'a, S: Storage, T: Tokenizer> Scratchpad<'a, S, T> {
         // for each model call asks again with the user's message); a re-injection without a
         // message once it was given (a session resumed in its first turn) does not.
         let given = self.storage.get(state::RECALL_OFFERED).is_some();
-        if turn.turn_index == 0 && !(given && message.trim().is_empty()) {
-            if let Some(block) = self.recall_block(turn, message, &spaces) {
-                let _ = self.storage.set(state::RECALL_OFFERED, b"1");
-                injections.push(block);
-            }
+        if turn.turn_index == 0
+            && !(given && message.trim().is_empty())
+            && let Some(block) = self.recall_block(turn, message, &spaces)
+        {
+            let _ = self.storage.set(state::RECALL_OFFERED, b"1");
+            injections.push(block);
         }
         self.index_checkpoint();
         injections

@@ -134,11 +134,12 @@ struct Decisions;
 impl Summarizer for Decisions {
     fn summarize<'a>(&'a self, _request: &'a SummaryRequest) -> SummaryFuture<'a> {
         Box::pin(async move {
-            let mut summary = Summary::default();
-            summary.summary = "Investigated the flaky upload test.".into();
-            summary.key_decisions = vec!["retry uploads with jittered backoff".into()];
-            summary.open_questions = vec!["does the proxy drop idle sockets".into()];
-            Ok(summary)
+            Ok(Summary {
+                summary: "Investigated the flaky upload test.".into(),
+                key_decisions: vec!["retry uploads with jittered backoff".into()],
+                open_questions: vec!["does the proxy drop idle sockets".into()],
+                ..Summary::default()
+            })
         })
     }
 }

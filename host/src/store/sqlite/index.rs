@@ -122,16 +122,14 @@ pub(super) fn candidates(
     let in_scope: i64 =
         conn.prepare_cached("SELECT documents FROM index_scopes WHERE scope = ?1")?.query_row([scope], |r| r.get(0))?;
     // The scope's project and plugin are the caller's: no join to read them back.
-    let sql = format!(
-        "SELECT ?8, ?9, d.id, d.kind, d.title, d.body, d.at_ms, d.session, d.seq
+    let sql = "SELECT ?8, ?9, d.id, d.kind, d.title, d.body, d.at_ms, d.session, d.seq
          FROM index_text JOIN index_documents d ON d.seq = index_text.rowid
          WHERE index_text MATCH ?1 AND d.scope = ?2
            AND (?3 IS NULL OR d.kind = ?3) AND (?4 IS NULL OR d.session = ?4)
            AND (?5 IS NULL OR d.at_ms >= ?5) AND (?6 IS NULL OR d.session <> ?6)
-         ORDER BY index_text.rowid DESC LIMIT ?7"
-    );
+         ORDER BY index_text.rowid DESC LIMIT ?7";
     interruptible(conn, deadline, |conn| {
-        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut stmt = conn.prepare_cached(sql)?;
         let (mut seen, mut documents) = (HashSet::new(), Vec::new());
         for word in &query.words {
             let args = params![
