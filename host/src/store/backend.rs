@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use super::index::{Candidates, IndexFilter, IndexQuery, IndexUsage, IndexedDocument};
+use super::index::{IndexFilter, IndexQuery, IndexUsage, IndexedDocument};
 use super::records::{
     BlobEntry, Claim, Commit, Head, LiveUsage, PluginEvent, PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
     SessionRecord,
@@ -127,19 +127,19 @@ pub(crate) trait Backend: Send + Sync + 'static {
 
     /// Document `id` of `plugin` in `project`.
     async fn index_get(&self, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>>;
-    /// The candidates of `query` in `plugin`'s index of `project`: for each word, the
-    /// newest-written documents holding it (at most
-    /// [`CANDIDATES_PER_WORD`](super::index::CANDIDATES_PER_WORD)), each once, and how many the
-    /// scope holds; the host ranks them ([`Db::index_search`](super::Db::index_search)). A
+    /// The `query.limit` best documents of `plugin`'s index of `project` for `query`, each with
+    /// its score, best first: for each word, the newest-written documents holding it (at most
+    /// [`CANDIDATES_PER_WORD`](super::index::CANDIDATES_PER_WORD)), ranked by the host's one
+    /// ranking ([`Candidates`](super::index::Candidates)), so every backend answers alike. A
     /// search still running at `deadline` ends with
     /// [`DeadlineExceeded`](crate::error::DeadlineExceeded).
-    async fn index_candidates(
+    async fn index_search(
         &self,
         project: &str,
         plugin: &str,
         query: &IndexQuery,
         deadline: Option<std::time::Instant>,
-    ) -> Result<Candidates>;
+    ) -> Result<Vec<(IndexedDocument, f64)>>;
     /// The newest documents of `plugin` in `project` (of `kind`; leaving out `not_session`'s).
     async fn index_recent(
         &self,

@@ -1,8 +1,11 @@
 //! The records of a project's search index (the contract's `index` import, `wit/index.wit`)
 //! as they cross the storage contract, and what both backends share about searching: how a
 //! query's text becomes words ([`words`]), so no character of it is ever the backend's search
-//! syntax; the ranking ([`rank`]: BM25 over the candidates a backend's full-text index finds,
-//! [`CANDIDATES_PER_WORD`] at most per word); and the snippet shown with a hit ([`snippet`]).
+//! syntax; the ranking ([`Candidates`]: BM25 over the candidates a backend's full-text index
+//! finds, [`CANDIDATES_PER_WORD`] at most per word); and the snippet shown with a hit
+//! ([`snippet`]).
+
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -163,12 +166,78 @@ pub(crate) fn snippet(text: &str, words: &[String]) -> String {
 /// newest. This bounds a search's work by the query's words, not by the project's size.
 pub(crate) const CANDIDATES_PER_WORD: u32 = 64;
 
-/// What a backend answers a search with: the candidate documents (each once) and how many
-/// documents the searched scope holds (the ranking's `N`).
-#[derive(Debug, Default)]
-pub(crate) struct Candidates {
-    pub(crate) documents: Vec<IndexedDocument>,
-    pub(crate) in_scope: u64,
+/// What a backend gathers for the ranking while it reads a search's candidates: how often
+/// each query word occurs in each candidate and how long it is, never its text, so a
+/// candidate that does not rank costs no copy of it; and how many documents the searched
+/// scope holds (the ranking's `N`). A candidate is named by its backend's row key, which is
+/// higher for a newer write.
+#[derive(Debug)]
+pub(crate) struct Candidates<'q> {
+    words: &'q [String],
+    /// Whether each word also matches as a prefix.
+    prefixes: Vec<bool>,
+    in_scope: u64,
+    counted: Vec<Counted>,
+    seen: HashSet<i64>,
+}
+
+#[derive(Debug)]
+struct Counted {
+    key: i64,
+    at_ms: i64,
+    tf: Vec<u32>,
+    len: usize,
+}
+
+impl<'q> Candidates<'q> {
+    /// No candidates yet, of a search for `words` in a scope holding `in_scope` documents.
+    pub(crate) fn new(words: &'q [String], in_scope: u64) -> Candidates<'q> {
+        let prefixes = words.iter().map(|word| prefix(word)).collect();
+        Candidates { words, prefixes, in_scope, counted: Vec::new(), seen: HashSet::new() }
+    }
+
+    /// Whether the candidate with row key `key` is counted already (another word found it).
+    pub(crate) fn contains(&self, key: i64) -> bool {
+        self.seen.contains(&key)
+    }
+
+    /// Counts the candidate with row key `key` (once: a key seen before is left as it was).
+    pub(crate) fn count(&mut self, key: i64, at_ms: i64, title: &str, text: &str) {
+        if self.seen.insert(key) {
+            let (tf, len) = self.frequencies(title, text);
+            self.counted.push(Counted { key, at_ms, tf, len });
+        }
+    }
+
+    /// The row keys of the `limit` best candidates, each with its BM25 score (higher is
+    /// better), best first, ties newest first (by time, then by write): every backend ranks
+    /// with this one function, so both answer alike. A word's document frequency is counted
+    /// over the candidates, and `N` is the scope's size.
+    pub(crate) fn rank(self, limit: usize) -> Vec<(i64, f64)> {
+        let Candidates { words, in_scope, counted, .. } = self;
+        let n = (in_scope as f64).max(counted.len() as f64).max(1.0);
+        let average = (counted.iter().map(|c| c.len).sum::<usize>() as f64 / counted.len().max(1) as f64).max(1.0);
+        let idf: Vec<f64> = (0..words.len())
+            .map(|w| {
+                let df = counted.iter().filter(|c| c.tf[w] > 0).count() as f64;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+        let mut scored: Vec<(&Counted, f64)> = counted
+            .iter()
+            .map(|c| {
+                let norm = K1 * (1.0 - B + B * c.len as f64 / average);
+                let score =
+                    c.tf.iter()
+                        .zip(&idf)
+                        .map(|(&tf, idf)| idf * f64::from(tf) * (K1 + 1.0) / (f64::from(tf) + norm))
+                        .sum();
+                (c, score)
+            })
+            .collect();
+        scored.sort_by(|(a, x), (b, y)| y.total_cmp(x).then(b.at_ms.cmp(&a.at_ms)).then(b.key.cmp(&a.key)));
+        scored.into_iter().take(limit).map(|(c, score)| (c.key, score)).collect()
+    }
 }
 
 /// BM25's term-frequency saturation and length normalisation (Robertson's usual values).
@@ -178,65 +247,41 @@ const B: f64 = 0.75;
 /// The words of `text` as the ranking counts them: its runs of letters and digits (the query's
 /// own rule, [`words`]), compared without case by [`counts_as`].
 fn tokens(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+    // Most notes are ASCII: the same runs, with the cheaper test.
+    let separates: fn(char) -> bool =
+        if text.is_ascii() { |c| !c.is_ascii_alphanumeric() } else { |c| !c.is_alphanumeric() };
+    text.split(separates).filter(|w| !w.is_empty())
 }
 
-/// Whether the document word `token` counts as the query word `word` (lowercase): the same
-/// word, or for a word of [`PREFIX_MIN_CHARS`] or more, a word it starts; without case.
-fn counts_as(token: &str, word: &str) -> bool {
+/// Whether the document word `token` counts as the query word `word` (lowercase; `prefix`
+/// when it also matches as a prefix): the same word, or a word it starts; without case.
+fn counts_as(token: &str, word: &str, prefix: bool) -> bool {
     if token.is_ascii() {
-        let head = token.get(..word.len()).filter(|_| token.len() == word.len() || prefix(word));
+        let head = token.get(..word.len()).filter(|_| prefix || token.len() == word.len());
         return head.is_some_and(|head| head.eq_ignore_ascii_case(word));
     }
     let token = token.to_lowercase();
-    token == word || (prefix(word) && token.starts_with(word))
+    token == word || (prefix && token.starts_with(word))
 }
 
-/// How often each of `words` occurs in `document` (a title word counting twice), and its
-/// length in words (the title's twice).
-fn frequencies(words: &[String], document: &IndexedDocument) -> (Vec<u32>, usize) {
-    let mut tf = vec![0u32; words.len()];
-    let mut len = 0;
-    for (text, weight) in [(document.title.as_str(), 2), (document.text.as_str(), 1)] {
-        for token in tokens(text) {
-            len += weight;
-            for (count, word) in tf.iter_mut().zip(words) {
-                if counts_as(token, word) {
-                    *count += weight as u32;
+impl Candidates<'_> {
+    /// How often each word occurs in a document of `title` and `text` (a title word counting
+    /// twice), and its length in words (the title's twice).
+    fn frequencies(&self, title: &str, text: &str) -> (Vec<u32>, usize) {
+        let mut tf = vec![0u32; self.words.len()];
+        let mut len = 0;
+        for (text, weight) in [(title, 2), (text, 1)] {
+            for token in tokens(text) {
+                len += weight;
+                for ((count, word), &prefix) in tf.iter_mut().zip(self.words).zip(&self.prefixes) {
+                    if counts_as(token, word, prefix) {
+                        *count += weight as u32;
+                    }
                 }
             }
         }
+        (tf, len)
     }
-    (tf, len)
-}
-
-/// The `limit` best of `candidates` for `words`, each with its BM25 score (higher is better),
-/// ties newest first: every backend ranks with this one function, so both answer alike. A
-/// word's document frequency is counted over the candidates, and `N` is the scope's size.
-pub(crate) fn rank(words: &[String], candidates: Candidates, limit: usize) -> Vec<(IndexedDocument, f64)> {
-    let Candidates { documents, in_scope } = candidates;
-    let counted: Vec<(Vec<u32>, usize)> = documents.iter().map(|document| frequencies(words, document)).collect();
-    let n = (in_scope as f64).max(documents.len() as f64).max(1.0);
-    let average = (counted.iter().map(|(_, len)| *len).sum::<usize>() as f64 / counted.len().max(1) as f64).max(1.0);
-    let idf: Vec<f64> = (0..words.len())
-        .map(|w| {
-            let df = counted.iter().filter(|(tf, _)| tf[w] > 0).count() as f64;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-        })
-        .collect();
-    let mut scored: Vec<(IndexedDocument, f64)> = documents
-        .into_iter()
-        .zip(counted)
-        .map(|(document, (tf, len))| {
-            let norm = K1 * (1.0 - B + B * len as f64 / average);
-            let score =
-                tf.iter().zip(&idf).map(|(&tf, idf)| idf * f64::from(tf) * (K1 + 1.0) / (f64::from(tf) + norm)).sum();
-            (document, score)
-        })
-        .collect();
-    scored.sort_by(|(a, x), (b, y)| y.total_cmp(x).then(b.at_ms.cmp(&a.at_ms)).then_with(|| a.id.cmp(&b.id)));
-    scored.truncate(limit);
-    scored
 }
 
 #[cfg(test)]
@@ -270,40 +315,58 @@ mod tests {
         assert_eq!(snippet("line one\nline two", &["two".into()]), "line one line two");
     }
 
-    fn note(id: &str, text: &str, at_ms: i64) -> IndexedDocument {
-        IndexedDocument {
-            project: "p".into(),
-            plugin: "a".into(),
-            id: id.into(),
-            kind: "note".into(),
-            title: String::new(),
-            text: text.into(),
-            at_ms,
-            session: "s".into(),
+    /// Ranks notes `(text, at_ms)` (their row keys are their positions) for `words`.
+    fn rank(words: &[&str], notes: &[(&str, i64)], in_scope: u64, limit: usize) -> Vec<(i64, f64)> {
+        let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        let mut candidates = Candidates::new(&words, in_scope);
+        for (key, (text, at_ms)) in notes.iter().enumerate() {
+            candidates.count(key as i64, *at_ms, "", text);
         }
+        candidates.rank(limit)
     }
 
     #[test]
     fn a_rare_word_outranks_a_common_one_and_ties_go_newest_first() {
-        let words = vec!["timezone".to_owned(), "cache".to_owned()];
-        let mut documents: Vec<IndexedDocument> =
-            (0..20).map(|i| note(&format!("c{i}"), "the cache was cold again", i)).collect();
-        documents.push(note("tz", "the timezone offset is applied twice", 0));
-        documents.push(note("both", "the timezone cache", 1));
-        let ranked = rank(&words, Candidates { documents, in_scope: 1000 }, 4);
-        let ids: Vec<&str> = ranked.iter().map(|(d, _)| d.id.as_str()).collect();
-        assert_eq!(ids, ["both", "tz", "c19", "c18"], "{ranked:?}");
+        let mut notes: Vec<(&str, i64)> = (0..20).map(|i| ("the cache was cold again", i)).collect();
+        notes.push(("the timezone offset is applied twice", 0));
+        notes.push(("the timezone cache", 1));
+        let ranked = rank(&["timezone", "cache"], &notes, 1000, 4);
+        let keys: Vec<i64> = ranked.iter().map(|(key, _)| *key).collect();
+        assert_eq!(keys, [21, 20, 19, 18], "{ranked:?}");
         assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1));
     }
 
     #[test]
+    fn equal_scores_and_times_go_newest_written_first() {
+        let ranked = rank(&["cache"], &[("cache", 5), ("cache", 5), ("cache", 5)], 10, 3);
+        assert_eq!(ranked.iter().map(|(key, _)| *key).collect::<Vec<_>>(), [2, 1, 0]);
+    }
+
+    #[test]
+    fn a_candidate_found_by_two_words_counts_once() {
+        let words = vec!["cache".to_owned(), "cold".to_owned()];
+        let mut candidates = Candidates::new(&words, 10);
+        candidates.count(7, 0, "", "the cache was cold");
+        assert!(candidates.contains(7));
+        candidates.count(7, 0, "", "something else entirely");
+        let ranked = candidates.rank(5);
+        assert_eq!(ranked.len(), 1);
+        assert!(ranked[0].1 > 0.0, "the first count stands: {ranked:?}");
+    }
+
+    #[test]
     fn prefixes_count_and_short_words_match_whole() {
-        let ranked = rank(
-            &["pars".to_owned(), "go".to_owned()],
-            Candidates { documents: vec![note("a", "Parser and PARSING", 0), note("b", "google", 0)], in_scope: 2 },
-            5,
-        );
-        assert!(ranked[0].1 > 0.0 && ranked[0].0.id == "a", "{ranked:?}");
+        let ranked = rank(&["pars", "go"], &[("Parser and PARSING", 0), ("google", 0)], 2, 5);
+        assert!(ranked[0].1 > 0.0 && ranked[0].0 == 0, "{ranked:?}");
         assert_eq!(ranked[1].1, 0.0, "`go` is too short to be a prefix: {ranked:?}");
+    }
+
+    #[test]
+    fn a_title_word_counts_twice() {
+        let words = vec!["parser".to_owned()];
+        let mut candidates = Candidates::new(&words, 10);
+        candidates.count(0, 0, "", "the parser is slow");
+        candidates.count(1, 0, "Parser", "is slow");
+        assert_eq!(candidates.rank(2)[0].0, 1);
     }
 }

@@ -37,8 +37,8 @@ use entries::KnownEntries;
 use hot::HotSessions;
 
 pub(crate) use backend::{Backend, INLINE_READ_BYTES};
-pub(crate) use index::{Candidates, IndexQuery, IndexWrite};
 pub use index::{IndexFilter, IndexUsage, IndexedDocument};
+pub(crate) use index::{IndexQuery, IndexWrite};
 pub use location::Location;
 pub(crate) use records::*;
 pub use records::{
@@ -139,20 +139,6 @@ impl Db {
             _ => self.hot.forget(session),
         }
         outcome
-    }
-
-    /// The `query.limit` best documents of `plugin`'s index of `project` for `query`, each with
-    /// its score: the backend's candidates ([`Backend::index_candidates`]), ranked by the host
-    /// ([`index::rank`]), so every backend answers alike.
-    pub(crate) async fn index_search(
-        &self,
-        project: &str,
-        plugin: &str,
-        query: &IndexQuery,
-        deadline: Option<std::time::Instant>,
-    ) -> Result<Vec<(IndexedDocument, f64)>> {
-        let candidates = self.backend.index_candidates(project, plugin, query, deadline).await?;
-        Ok(index::rank(&query.words, candidates, query.limit as usize))
     }
 
     /// [`Backend::blob_read`]; a small read of an entry known to exist is served on the calling

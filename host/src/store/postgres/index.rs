@@ -5,8 +5,8 @@
 //! an operation's commit transaction (`operation.rs`).
 //!
 //! A search asks, word by word, for the newest-written documents of the scope holding the word
-//! (at most `CANDIDATES_PER_WORD` each), and the host ranks them (`store::index::rank`), as on
-//! SQLite. Each word (letters and digits only, `store::index::words`) is a `tsquery` term, a
+//! (at most `CANDIDATES_PER_WORD` each), and the host ranks them (`store::index::Candidates`),
+//! as on SQLite. Each word (letters and digits only, `store::index::words`) is a `tsquery` term, a
 //! word of three characters or more a prefix (`:*`): nothing the caller typed is `tsquery`
 //! syntax. A search runs under a `statement_timeout` ending at the call's deadline.
 
@@ -100,15 +100,15 @@ pub(super) async fn get(client: &Object, project: &str, plugin: &str, id: &str) 
     Ok(client.query_opt(&stmt, &[&project, &plugin, &id]).await?.as_ref().map(read_document))
 }
 
-/// The candidates of `query` in `plugin`'s index of `project`: word by word, the newest-written
-/// documents holding it, within `deadline`.
-pub(super) async fn candidates(
+/// The best of `query`'s hits in `plugin`'s index of `project`, each with its score: word by
+/// word, the newest-written documents holding it, ranked by the host; within `deadline`.
+pub(super) async fn search(
     client: &mut Object,
     project: &str,
     plugin: &str,
     query: &IndexQuery,
     deadline: Option<Instant>,
-) -> Result<Candidates> {
+) -> Result<Vec<(IndexedDocument, f64)>> {
     let sql = format!(
         "SELECT {COLUMNS}, ordinal FROM index_documents
          WHERE project = $1 AND plugin = $2 AND search @@ to_tsquery('simple', $3)
@@ -137,19 +137,26 @@ pub(super) async fn candidates(
         .map_err(canceled)?
         .map_or(0, |row| row.get(0));
     let stmt = tx.prepare_cached(&sql).await?;
-    let (mut seen, mut documents) = (std::collections::HashSet::new(), Vec::new());
+    let mut candidates = Candidates::new(&query.words, in_scope.max(0) as u64);
+    let mut rows = std::collections::HashMap::new();
     for word in &query.words {
         let term = tsquery(std::slice::from_ref(word));
         let args: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
             [&project, &plugin, &term, &query.kind, &query.session, &query.since_ms, &query.not_session, &limit];
         for row in tx.query(&stmt, &args).await.map_err(canceled)? {
-            if seen.insert(row.get::<_, i64>(8)) {
-                documents.push(read_document(&row));
+            let ordinal: i64 = row.get(8);
+            if !candidates.contains(ordinal) {
+                candidates.count(ordinal, row.get(6), row.get(4), row.get(5));
+                rows.insert(ordinal, row);
             }
         }
     }
     tx.commit().await?;
-    Ok(Candidates { documents, in_scope: in_scope.max(0) as u64 })
+    Ok(candidates
+        .rank(query.limit as usize)
+        .into_iter()
+        .filter_map(|(ordinal, score)| Some((read_document(rows.get(&ordinal)?), score)))
+        .collect())
 }
 
 /// The newest documents of `plugin` in `project`.

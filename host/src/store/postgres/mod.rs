@@ -31,8 +31,8 @@ use tokio_postgres::NoTls;
 
 use super::location::redact;
 use super::{
-    Candidates, Claim, Commit, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent,
-    PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
+    Claim, Commit, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent, PluginInit,
+    PluginWrites, Read, ScopeToRead, SessionExport,
 };
 use crate::store::backend::Backend;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
@@ -125,14 +125,14 @@ impl Backend for Postgres {
         index::get(&self.client().await?, project, plugin, id).await
     }
 
-    async fn index_candidates(
+    async fn index_search(
         &self,
         project: &str,
         plugin: &str,
         query: &IndexQuery,
         deadline: Option<std::time::Instant>,
-    ) -> Result<Candidates> {
-        index::candidates(&mut self.client().await?, project, plugin, query, deadline).await
+    ) -> Result<Vec<(IndexedDocument, f64)>> {
+        index::search(&mut self.client().await?, project, plugin, query, deadline).await
     }
 
     async fn index_recent(

@@ -1,17 +1,19 @@
 //! A project's search index on SQLite: `index_scopes` names each (project, plugin) by a small
-//! integer and keeps its usage; `index_documents` holds each document once; the FTS5 table
-//! `index_text` indexes its title and text (external content, `unicode61` with diacritics
-//! folded, `detail = none`: which documents hold a word, no positions). Writes are applied in
-//! an operation's commit transaction (`operation.rs`); reads run on their own.
+//! integer and keeps its usage, `index_sessions` each session that kept a document;
+//! `index_documents` holds each document once; the FTS5 table `index_text` indexes its title
+//! and text (external content, `unicode61` with diacritics folded, `detail = none` and
+//! `columnsize = 0`: which documents hold a word, no positions and no lengths, since the host
+//! ranks). Writes are applied in an operation's commit transaction (`operation.rs`); reads run
+//! on their own.
 //!
 //! A search asks the full-text index, word by word, for the newest-written documents of the
 //! scope holding the word (at most [`CANDIDATES_PER_WORD`] each; a word of three characters or
-//! more as a prefix term), and the host ranks them (`store::index::rank`). Each word is one
+//! more as a prefix term), counts its words in each as it reads them, ranks them
+//! ([`Candidates::rank`]), and reads whole only the hits. Each word is one
 //! quoted FTS5 term made of letters and digits only: nothing the caller typed is FTS5 syntax. A
 //! search still running at the call's deadline is interrupted (a progress handler), so a
 //! pathological query never holds a blocking thread past it.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
@@ -31,7 +33,14 @@ fn any_of(words: &[String]) -> String {
     words.iter().map(|w| term(w)).collect::<Vec<_>>().join(" OR ")
 }
 
-const COLUMNS: &str = "s.project, s.plugin, d.id, d.kind, d.title, d.body, d.at_ms, d.session";
+const COLUMNS: &str = "s.project, s.plugin, d.id, d.kind, d.title, d.body, d.at_ms, n.session";
+/// The documents with their scope's and session's names, for [`COLUMNS`].
+const DOCUMENTS: &str =
+    "index_documents d JOIN index_scopes s ON s.scope = d.scope JOIN index_sessions n ON n.n = d.session";
+/// The number of the session named by parameter `?N`, in SQL.
+fn session_number(parameter: usize) -> String {
+    format!("(SELECT n FROM index_sessions WHERE session = ?{parameter})")
+}
 
 fn read_document(row: &Row<'_>) -> rusqlite::Result<IndexedDocument> {
     Ok(IndexedDocument {
@@ -83,54 +92,61 @@ fn put(conn: &Connection, scope: i64, document: &IndexedDocument) -> Result<()> 
     // A replaced document is deleted and inserted again, so both triggers keep the full-text
     // index and the usage in step (and it counts as newly written).
     remove(conn, scope, &document.id)?;
-    conn.prepare_cached(
-        "INSERT INTO index_documents (scope, id, session, kind, title, body, at_ms, bytes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?
-    .execute(params![
+    conn.prepare_cached("INSERT INTO index_sessions (session) VALUES (?1) ON CONFLICT DO NOTHING")?
+        .execute([&document.session])?;
+    let insert = format!(
+        "INSERT INTO index_documents (scope, id, session, kind, title, body, at_ms)
+         VALUES (?1, ?2, {}, ?4, ?5, ?6, ?7)",
+        session_number(3)
+    );
+    conn.prepare_cached(&insert)?.execute(params![
         scope,
         document.id,
         document.session,
         document.kind,
         document.title,
         document.text,
-        document.at_ms,
-        document.bytes() as i64
+        document.at_ms
     ])?;
     Ok(())
 }
 
 /// Document `id` of `plugin` in `project`.
 pub(super) fn get(conn: &Connection, project: &str, plugin: &str, id: &str) -> Result<Option<IndexedDocument>> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM index_documents d JOIN index_scopes s ON s.scope = d.scope
-         WHERE s.project = ?1 AND s.plugin = ?2 AND d.id = ?3"
-    );
+    let sql = format!("SELECT {COLUMNS} FROM {DOCUMENTS} WHERE s.project = ?1 AND s.plugin = ?2 AND d.id = ?3");
     Ok(conn.prepare_cached(&sql)?.query_row(params![project, plugin, id], read_document).optional()?)
 }
 
-/// The candidates of `query` in `plugin`'s index of `project` (see the module docs), stopping
-/// at `deadline`.
-pub(super) fn candidates(
+/// The best of `query`'s hits in `plugin`'s index of `project`, each with its score (see the
+/// module docs), stopping at `deadline`.
+pub(super) fn search(
     conn: &mut Connection,
     project: &str,
     plugin: &str,
     query: &IndexQuery,
     deadline: Option<Instant>,
-) -> Result<Candidates> {
-    let Some(scope) = scope(conn, project, plugin)? else { return Ok(Candidates::default()) };
-    let in_scope: i64 =
-        conn.prepare_cached("SELECT documents FROM index_scopes WHERE scope = ?1")?.query_row([scope], |r| r.get(0))?;
-    // The scope's project and plugin are the caller's: no join to read them back.
-    let sql = "SELECT ?8, ?9, d.id, d.kind, d.title, d.body, d.at_ms, d.session, d.seq
+) -> Result<Vec<(IndexedDocument, f64)>> {
+    let Some((scope, in_scope)) = conn
+        .prepare_cached("SELECT scope, documents FROM index_scopes WHERE project = ?1 AND plugin = ?2")?
+        .query_row(params![project, plugin], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+        .optional()?
+    else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "SELECT d.seq, d.at_ms, d.title, d.body
          FROM index_text JOIN index_documents d ON d.seq = index_text.rowid
          WHERE index_text MATCH ?1 AND d.scope = ?2
-           AND (?3 IS NULL OR d.kind = ?3) AND (?4 IS NULL OR d.session = ?4)
-           AND (?5 IS NULL OR d.at_ms >= ?5) AND (?6 IS NULL OR d.session <> ?6)
-         ORDER BY index_text.rowid DESC LIMIT ?7";
+           AND (?3 IS NULL OR d.kind = ?3) AND (?4 IS NULL OR d.session = {})
+           AND (?5 IS NULL OR d.at_ms >= ?5) AND (?6 IS NULL OR d.session IS NOT {})
+         ORDER BY index_text.rowid DESC LIMIT ?7",
+        session_number(4),
+        session_number(6)
+    );
+    let hit = format!("SELECT {COLUMNS} FROM {DOCUMENTS} WHERE d.seq = ?1");
     interruptible(conn, deadline, |conn| {
-        let mut stmt = conn.prepare_cached(sql)?;
-        let (mut seen, mut documents) = (HashSet::new(), Vec::new());
+        let mut candidates = Candidates::new(&query.words, in_scope.max(0) as u64);
+        let mut stmt = conn.prepare_cached(&sql)?;
         for word in &query.words {
             let args = params![
                 term(word),
@@ -139,19 +155,24 @@ pub(super) fn candidates(
                 query.session,
                 query.since_ms,
                 query.not_session,
-                CANDIDATES_PER_WORD,
-                project,
-                plugin
+                CANDIDATES_PER_WORD
             ];
-            let rows = stmt.query_map(args, |row| Ok((read_document(row)?, row.get::<_, i64>(8)?)))?;
-            for row in rows {
-                let (document, seq) = row?;
-                if seen.insert(seq) {
-                    documents.push(document);
+            let mut rows = stmt.query(args)?;
+            while let Some(row) = rows.next()? {
+                // The text is counted where SQLite keeps it, not copied.
+                let seq: i64 = row.get(0)?;
+                if !candidates.contains(seq) {
+                    let text = |at: usize| -> rusqlite::Result<&str> { Ok(row.get_ref(at)?.as_str()?) };
+                    candidates.count(seq, row.get(1)?, text(2)?, text(3)?);
                 }
             }
         }
-        Ok(Candidates { documents, in_scope: in_scope.max(0) as u64 })
+        let mut hit = conn.prepare_cached(&hit)?;
+        let mut hits = Vec::new();
+        for (seq, score) in candidates.rank(query.limit as usize) {
+            hits.push((hit.query_row([seq], read_document)?, score));
+        }
+        Ok(hits)
     })
 }
 
@@ -166,8 +187,8 @@ pub(super) fn recent(
 ) -> Result<Vec<IndexedDocument>> {
     let Some(scope) = scope(conn, project, plugin)? else { return Ok(Vec::new()) };
     let sql = format!(
-        "SELECT {COLUMNS} FROM index_documents d JOIN index_scopes s ON s.scope = d.scope
-         WHERE d.scope = ?1 AND (?2 IS NULL OR d.kind = ?2) AND (?3 IS NULL OR d.session <> ?3)
+        "SELECT {COLUMNS} FROM {DOCUMENTS}
+         WHERE d.scope = ?1 AND (?2 IS NULL OR d.kind = ?2) AND (?3 IS NULL OR n.session <> ?3)
          ORDER BY d.at_ms DESC, d.seq DESC LIMIT ?4"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -192,15 +213,14 @@ pub(super) fn usage(conn: &Connection, project: Option<&str>) -> Result<Vec<Inde
 pub(super) fn documents(conn: &Connection, filter: &IndexFilter) -> Result<Vec<IndexedDocument>> {
     let (from, expression) = match &filter.words {
         Some(words) => (
-            "index_text JOIN index_documents d ON d.seq = index_text.rowid JOIN index_scopes s ON s.scope = d.scope
-             WHERE index_text MATCH ?1",
+            format!("{DOCUMENTS} JOIN index_text ON index_text.rowid = d.seq WHERE index_text MATCH ?1"),
             Some(any_of(words)),
         ),
-        None => ("index_documents d JOIN index_scopes s ON s.scope = d.scope WHERE ?1 IS NULL", None),
+        None => (format!("{DOCUMENTS} WHERE ?1 IS NULL"), None),
     };
     let sql = format!(
         "SELECT {COLUMNS} FROM {from}
-           AND (?2 IS NULL OR s.project = ?2) AND (?3 IS NULL OR d.session = ?3)
+           AND (?2 IS NULL OR s.project = ?2) AND (?3 IS NULL OR n.session = ?3)
            AND (?4 IS NULL OR d.at_ms >= ?4) AND (?5 IS NULL OR d.at_ms < ?5)
          ORDER BY d.at_ms, d.seq"
     );
@@ -222,6 +242,8 @@ pub(super) fn forget(conn: &mut Connection, filter: &IndexFilter) -> Result<u64>
             remove(&tx, scope, &document.id)?;
         }
     }
+    // Sessions that no longer keep a document are forgotten with them.
+    tx.execute("DELETE FROM index_sessions WHERE n NOT IN (SELECT session FROM index_documents)", [])?;
     tx.commit()?;
     if !doomed.is_empty() {
         // Deleted rows of an FTS5 index are only marked until its segments are merged, and freed
@@ -311,17 +333,18 @@ mod tests {
         import(&mut conn, &(0..3000).map(document).collect::<Vec<_>>()).unwrap();
         let query = query(&["parser", "cache"]);
         let past = Some(Instant::now());
-        let stopped = candidates(&mut conn, "p", "a", &query, past).unwrap_err();
+        let stopped = search(&mut conn, "p", "a", &query, past).unwrap_err();
         let deadline =
             matches!(&stopped, crate::Error::Other(e) if e.downcast_ref::<crate::error::DeadlineExceeded>().is_some());
         assert!(deadline, "{stopped:?}");
-        let found = candidates(&mut conn, "p", "a", &query, None).unwrap();
-        assert_eq!(found.in_scope, 3000);
-        assert_eq!(found.documents.len(), CANDIDATES_PER_WORD as usize, "both words hold the same newest");
-        assert_eq!(found.documents[0].id, "d2999", "newest first");
+        let found = search(&mut conn, "p", "a", &query, None).unwrap();
+        assert_eq!(found.len(), 50, "the query's limit");
+        assert_eq!(found[0].0.id, "d2999", "equal scores: newest first");
+        assert_eq!(found[0].0, document(2999), "a hit is read whole");
     }
 
-    /// A word in few documents brings all of them, however old, beside a common word's newest.
+    /// A word in few documents brings all of them, however old, beside a common word's newest;
+    /// the rare word's document ranks first.
     #[test]
     fn a_rare_word_brings_all_its_documents_and_a_common_one_its_newest() {
         let dir = tempfile::tempdir().unwrap();
@@ -330,11 +353,34 @@ mod tests {
         let mut all: Vec<IndexedDocument> = (0..1000).map(document).collect();
         all[3].text = "the oldest note names marmalade".into();
         import(&mut conn, &all).unwrap();
-        let found = candidates(&mut conn, "p", "a", &query(&["cache", "marmalade"]), None).unwrap();
-        let ids: Vec<&str> = found.documents.iter().map(|d| d.id.as_str()).collect();
-        assert!(ids.contains(&"d3"), "the rare word's document: {ids:?}");
-        assert_eq!(ids.len(), CANDIDATES_PER_WORD as usize + 1);
-        let other = candidates(&mut conn, "q", "a", &query(&["cache"]), None).unwrap();
-        assert!(other.documents.is_empty() && other.in_scope == 0, "another project has nothing");
+        let found = search(&mut conn, "p", "a", &query(&["cache", "marmalade"]), None).unwrap();
+        let ids: Vec<&str> = found.iter().map(|(d, _)| d.id.as_str()).collect();
+        assert_eq!(ids[0], "d3", "the rare word's document: {ids:?}");
+        assert_eq!(ids[1], "d999", "then the common word's newest: {ids:?}");
+        let other = search(&mut conn, "q", "a", &query(&["cache"]), None).unwrap();
+        assert!(other.is_empty(), "another project has nothing");
+    }
+
+    /// A session filter names the session; an unknown session is nobody's.
+    #[test]
+    fn session_filters_name_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("index.db")).unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let mut all: Vec<IndexedDocument> = (0..4).map(document).collect();
+        all[1].session = "t".into();
+        import(&mut conn, &all).unwrap();
+        let ids = |query: &IndexQuery, conn: &mut Connection| -> Vec<String> {
+            search(conn, "p", "a", query, None).unwrap().into_iter().map(|(d, _)| d.id).collect()
+        };
+        let only_t = IndexQuery { session: Some("t".into()), ..query(&["cache"]) };
+        assert_eq!(ids(&only_t, &mut conn), ["d1"]);
+        let not_t = IndexQuery { not_session: Some("t".into()), ..query(&["cache"]) };
+        assert_eq!(ids(&not_t, &mut conn), ["d3", "d2", "d0"]);
+        let nobody = IndexQuery { session: Some("nobody".into()), ..query(&["cache"]) };
+        assert!(ids(&nobody, &mut conn).is_empty());
+        let not_nobody = IndexQuery { not_session: Some("nobody".into()), ..query(&["cache"]) };
+        assert_eq!(ids(&not_nobody, &mut conn).len(), 4);
+        assert_eq!(recent(&conn, "p", "a", None, Some("s"), 10).unwrap()[0].session, "t");
     }
 }

@@ -30,8 +30,8 @@ use contents::Contents;
 use rusqlite::Connection;
 
 use super::{
-    Candidates, Claim, Commit, Head, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent,
-    PluginInit, PluginWrites, Read, ScopeToRead, SessionExport,
+    Claim, Commit, Head, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent, PluginInit,
+    PluginWrites, Read, ScopeToRead, SessionExport,
 };
 use crate::store::backend::Backend;
 use crate::types::{Checkpoint, Summary, SummaryRequest};
@@ -339,15 +339,15 @@ impl Backend for Sqlite {
         self.run(move |conn| index::get(conn, &project, &plugin, &id)).await
     }
 
-    async fn index_candidates(
+    async fn index_search(
         &self,
         project: &str,
         plugin: &str,
         query: &IndexQuery,
         deadline: Option<std::time::Instant>,
-    ) -> Result<Candidates> {
+    ) -> Result<Vec<(IndexedDocument, f64)>> {
         let (project, plugin, query) = (owned(project), owned(plugin), query.clone());
-        self.run(move |conn| index::candidates(conn, &project, &plugin, &query, deadline)).await
+        self.run(move |conn| index::search(conn, &project, &plugin, &query, deadline)).await
     }
 
     async fn index_recent(

@@ -147,6 +147,55 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO index_text (index_text, rowid, title, body) VALUES ('delete', old.seq, old.title, old.body);
         UPDATE index_scopes SET documents = documents - 1, bytes = bytes - old.bytes WHERE scope = old.scope;
     END;",
+    // 8: the search index in less space. A document names its session by a small integer
+    // (`index_sessions`; a session id is often a 36-byte UUID), its quota bytes are computed
+    // from its columns instead of kept, and the full-text index keeps no column sizes
+    // (`columnsize = 0`: the host ranks, FTS5 never does). The documents are copied into the
+    // new table (keeping their `seq`) and the full-text index is rebuilt from them.
+    "CREATE TABLE index_sessions (
+        n INTEGER PRIMARY KEY,
+        session TEXT NOT NULL UNIQUE
+    );
+    INSERT INTO index_sessions (session) SELECT DISTINCT session FROM index_documents ORDER BY session;
+    DROP TRIGGER index_documents_insert;
+    DROP TRIGGER index_documents_delete;
+    DROP TABLE index_text;
+    CREATE TABLE index_documents_v8 (
+        seq INTEGER PRIMARY KEY,             -- the full-text index's rowid; newer writes higher
+        scope INTEGER NOT NULL REFERENCES index_scopes(scope),
+        id TEXT NOT NULL,                    -- the plugin's id
+        session INTEGER NOT NULL REFERENCES index_sessions(n), -- the session whose call kept it
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        UNIQUE (scope, id)
+    );
+    INSERT INTO index_documents_v8 (seq, scope, id, session, kind, title, body, at_ms)
+        SELECT d.seq, d.scope, d.id, n.n, d.kind, d.title, d.body, d.at_ms
+        FROM index_documents d JOIN index_sessions n ON n.session = d.session ORDER BY d.seq;
+    DROP TABLE index_documents;
+    ALTER TABLE index_documents_v8 RENAME TO index_documents;
+    CREATE INDEX index_documents_recent ON index_documents(scope, at_ms);
+    CREATE VIRTUAL TABLE index_text USING fts5(
+        title, body, content = 'index_documents', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2', detail = 'none', columnsize = 0
+    );
+    INSERT INTO index_text (index_text) VALUES ('rebuild');
+    CREATE TRIGGER index_documents_insert AFTER INSERT ON index_documents BEGIN
+        INSERT INTO index_text (rowid, title, body) VALUES (new.seq, new.title, new.body);
+        UPDATE index_scopes SET documents = documents + 1,
+            bytes = bytes + octet_length(new.id) + octet_length(new.kind) + octet_length(new.title)
+                          + octet_length(new.body) + 64
+        WHERE scope = new.scope;
+    END;
+    CREATE TRIGGER index_documents_delete AFTER DELETE ON index_documents BEGIN
+        INSERT INTO index_text (index_text, rowid, title, body) VALUES ('delete', old.seq, old.title, old.body);
+        UPDATE index_scopes SET documents = documents - 1,
+            bytes = bytes - octet_length(old.id) - octet_length(old.kind) - octet_length(old.title)
+                          - octet_length(old.body) - 64
+        WHERE scope = old.scope;
+    END;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
@@ -166,4 +215,48 @@ pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
     }
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database of schema 7 holding documents comes through the index's rewrite whole: each
+    /// keeps its session, the full-text index finds it, and the usage the triggers keep stays
+    /// the sum of what its documents count.
+    #[test]
+    fn the_search_index_keeps_its_documents_through_the_smaller_schema() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for (i, sql) in MIGRATIONS.iter().enumerate().take(7) {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", (i + 1) as i64).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO index_scopes (project, plugin) VALUES ('/p', 'a');
+             INSERT INTO index_documents (scope, id, session, kind, title, body, at_ms, bytes) VALUES
+                 (1, 'n1', 'session-one', 'note', 'Note', 'the parser drops timezones', 1, 100),
+                 (1, 'n2', 'session-two', 'note', 'Note', 'crème brûlée', 2, 89);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let found: Vec<(String, String)> = conn
+            .prepare(
+                "SELECT d.id, n.session FROM index_text JOIN index_documents d ON d.seq = index_text.rowid
+                 JOIN index_sessions n ON n.n = d.session WHERE index_text MATCH 'timezones OR brulee' ORDER BY d.id",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(found, [("n1".into(), "session-one".into()), ("n2".into(), "session-two".into())]);
+        let usage = |conn: &Connection| -> (i64, i64) {
+            conn.query_row("SELECT documents, bytes FROM index_scopes", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
+        };
+        assert_eq!(usage(&conn), (2, 100 + 89));
+        conn.execute("DELETE FROM index_documents WHERE id = 'n2'", []).unwrap();
+        assert_eq!(usage(&conn), (1, 100), "`crème brûlée` counts its bytes, not its characters");
+        conn.execute("DELETE FROM index_documents", []).unwrap();
+        assert_eq!(usage(&conn), (0, 0));
+    }
 }
