@@ -170,6 +170,13 @@ pub(crate) enum Command {
         #[arg(long, value_name = "TRIPLE")]
         target: Option<String>,
     },
+    /// Check the SQLite database file for damage without changing it, and say how to recover
+    /// (docs/cli.md)
+    Doctor {
+        /// Copy what SQLite can still read of the database into this new file, and check it
+        #[arg(long, value_name = "FILE")]
+        recover: Option<PathBuf>,
+    },
     /// Show a component's identity, the powers it asks for, its signature, imports, exports and tools
     Inspect {
         /// The component: a file, or oci://HOST/REPO:TAG or …@sha256:DIGEST

@@ -10,10 +10,17 @@ use crate::args::{Cli, Command, Global, SessionCommand, TurnArgs};
 use crate::output::print_json;
 use scratchpad_host::terminal;
 
+/// Runs the command; an error from a damaged database file points at `scratchpad doctor`.
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
+    let (global, doctor) = (cli.global.clone(), matches!(cli.command, Command::Doctor { .. }));
+    dispatch(cli).await.map_err(|error| if doctor { error } else { crate::doctor::hint(error, &global) })
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let global = cli.global;
     match cli.command {
         Command::Demo => crate::demo::run(&global).await,
+        Command::Doctor { recover } => crate::doctor::run(&global, recover.as_deref()),
         Command::Inspect { source } => inspect(&global, &source).await,
         Command::Plugins => plugins(&open(&global).await?, &global),
         Command::Session(SessionCommand::Create { session, fork, spawn, copy, project }) => {

@@ -7,6 +7,7 @@
 mod args;
 mod commands;
 mod demo;
+mod doctor;
 mod hook;
 mod http_server;
 mod mcp;
