@@ -30,6 +30,7 @@ const SESSION_NOT_FOUND: i64 = -32003;
 const SESSION_EXISTS: i64 = -32004;
 const UNKNOWN_TOOL: i64 = -32005;
 const CHECKPOINT_FAILED: i64 = -32006;
+const BUSY: i64 = -32007;
 
 /// `scratchpad serve`'s options.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -172,6 +173,7 @@ impl From<Error> for Failure {
             Error::UnknownTool(name) => (UNKNOWN_TOOL, Some(json!({ "tool": name }))),
             Error::InvalidInput { .. } => (INVALID_PARAMS, None),
             Error::Checkpoint { session, .. } => (CHECKPOINT_FAILED, Some(json!({ "session": session }))),
+            Error::Busy { waited_ms, .. } => (BUSY, Some(json!({ "waited_ms": waited_ms, "retryable": true }))),
             _ => (INTERNAL_ERROR, None),
         };
         Failure { code, message, data }

@@ -8,6 +8,7 @@
 //! instance_allocation = "pooling"              # or "on-demand"
 //! warm_instances = 2                           # per plugin, made ahead of their call
 //! hot_session_bytes = 67108864                 # sessions' state kept in memory; 0: none
+//! turn_wait_ms = 2000                          # longest a prompt waits for another writer's lock
 //!
 //! [limits]                 # defaults for every plugin
 //! call_timeout_ms = 500
@@ -114,6 +115,9 @@ pub(crate) const ITEM_OVERHEAD_BYTES: usize = 64;
 
 /// The default budget of the hot-session cache (`hot_session_bytes`).
 pub(crate) const HOT_SESSION_BYTES: u64 = 64 << 20;
+
+/// The default of [`HostConfig::turn_wait`] (`turn_wait_ms`).
+pub const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The tokenizer behind the `tokens` capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -333,6 +337,12 @@ pub struct HostConfig {
     /// session whose state is provably unchanged skips the database read of its begin (SQLite
     /// only: see `docs/embedding.md`). Default 64 MiB; 0 keeps nothing and reads every time.
     pub hot_session_bytes: u64,
+    /// The longest a prompt's injection ([`Host::before_query`](crate::Host::before_query))
+    /// waits for another process's write lock on the database before it fails with
+    /// [`Error::Busy`](crate::Error::Busy), so a person's turn goes on without it instead of
+    /// stalling for the busy timeout (30 s). Coding agents' hooks are bounded by it as a
+    /// whole. Default 2 s ([`TURN_WAIT`]).
+    pub turn_wait: std::time::Duration,
     /// The embedding runtime's summarizer, which writes the rolling checkpoints plugins ask
     /// for (the context-pressure policy; see [`crate::checkpoints`]). Default: none, and plugins are told so
     /// (`checkpoints.available`); set it in code, as only the runtime has a model.
@@ -383,6 +393,7 @@ impl std::fmt::Debug for HostConfig {
             .field("instance_allocation", &self.instance_allocation)
             .field("warm_instances", &self.warm_instances)
             .field("hot_session_bytes", &self.hot_session_bytes)
+            .field("turn_wait", &self.turn_wait)
             .field("summarizer", &self.summarizer.as_ref().map(|_| "…"))
             .finish()
     }
@@ -402,6 +413,7 @@ impl Default for HostConfig {
             instance_allocation: InstanceAllocation::default(),
             warm_instances: 2,
             hot_session_bytes: HOT_SESSION_BYTES,
+            turn_wait: TURN_WAIT,
             summarizer: None,
             recall: Recall::default(),
         }
@@ -457,6 +469,12 @@ impl HostConfig {
         }
         if let Some(n) = file.hot_session_bytes {
             config.hot_session_bytes = n;
+        }
+        if let Some(ms) = file.turn_wait_ms {
+            if ms == 0 {
+                problems.push("turn_wait_ms must be at least 1".to_owned());
+            }
+            config.turn_wait = std::time::Duration::from_millis(ms);
         }
         if let Some(n) = file.max_concurrent_calls {
             if n == 0 {
@@ -587,6 +605,7 @@ struct FileConfig {
     instance_allocation: Option<InstanceAllocation>,
     warm_instances: Option<u32>,
     hot_session_bytes: Option<u64>,
+    turn_wait_ms: Option<u64>,
     #[serde(default)]
     limits: FileLimits,
     #[serde(default)]

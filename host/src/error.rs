@@ -227,6 +227,20 @@ pub enum Error {
         /// How many times the operation ran.
         attempts: usize,
     },
+    /// Another process held the database's write lock for longer than the operation may wait
+    /// (the busy timeout, or a bound such as the turn's, [`crate::waiting_at_most`]); nothing
+    /// of the operation was kept. Retryable: the same call may succeed once the other writer
+    /// is done.
+    #[error(
+        "the database {database} is locked by another writer (another process holds its write lock); gave up \
+         after {waited_ms} ms — nothing was kept, and the call may be retried once that writer is done"
+    )]
+    Busy {
+        /// The database (a file's path).
+        database: String,
+        /// How long the operation waited, in milliseconds.
+        waited_ms: u64,
+    },
     /// Anything else: storage I/O, configuration files, host bugs.
     #[error(transparent)]
     Other(#[from] anyhow::Error),
@@ -234,9 +248,15 @@ pub enum Error {
 
 impl Error {
     /// Whether the same call may succeed if made again unchanged: a lost commit race
-    /// ([`Error::Conflict`]).
+    /// ([`Error::Conflict`]) or a lock held by another writer ([`Error::Busy`]).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Conflict { .. })
+        matches!(self, Error::Conflict { .. } | Error::Busy { .. })
+    }
+
+    /// This error, or the [`Error`] inside `error`'s chain of causes (an error of the
+    /// embedding API wrapped with context on its way up).
+    pub fn find(error: &anyhow::Error) -> Option<&Error> {
+        error.chain().find_map(|cause| cause.downcast_ref::<Error>())
     }
 
     pub(crate) fn invalid(what: &'static str, message: impl Into<String>) -> Self {
@@ -255,6 +275,7 @@ impl Error {
             Error::InvalidInput { .. } => "invalid-input",
             Error::Checkpoint { .. } => "checkpoint-failed",
             Error::Conflict { .. } => "conflict",
+            Error::Busy { .. } => "busy",
             Error::Other(_) => "internal",
         }
     }

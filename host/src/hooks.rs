@@ -30,10 +30,18 @@ impl Host {
     /// Starts (or continues) a turn with the user's `message` and returns what the plugins
     /// inject around it: the session's standing guidance plus this turn's injections. The
     /// message itself is never changed; render the final text with [`Prompt::render`].
+    ///
+    /// A person waits on this: it waits for another process's write lock on the database at
+    /// most [`HostConfig::turn_wait`](crate::HostConfig::turn_wait), then fails with
+    /// [`Error::Busy`](crate::Error::Busy) having kept nothing, and the turn can go on without
+    /// the injection.
     pub async fn before_query(&self, turn: &TurnContext, message: &str) -> Result<Prompt> {
-        let _guard = self.lock(&turn.session_id).await;
-        transaction!(self, turn, Involved::All, |tx| { self.query(&mut tx, message).await })
-            .inspect(|prompt| self.metrics().injected(prompt.injections.iter().map(|i| i.text.len()).sum()))
+        crate::waiting_at_most(self.inner.turn_wait, async {
+            let _guard = self.lock(&turn.session_id).await;
+            transaction!(self, turn, Involved::All, |tx| { self.query(&mut tx, message).await })
+        })
+        .await
+        .inspect(|prompt| self.metrics().injected(prompt.injections.iter().map(|i| i.text.len()).sum()))
     }
 
     /// What [`Host::before_query`] would inject into a prompt of session `id` now, with an

@@ -58,6 +58,8 @@ pub(crate) struct Inner {
     pub(crate) checkpoint_requests: Mutex<Vec<(String, String, PendingCheckpoint)>>,
     /// What plugins may do with a project's search index.
     pub(crate) recall: crate::config::Recall,
+    /// The longest a prompt waits for another writer's lock ([`HostConfig::turn_wait`]).
+    pub(crate) turn_wait: std::time::Duration,
     locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
 }
 
@@ -163,6 +165,7 @@ impl Host {
             summarizer: config.summarizer.clone(),
             checkpoint_requests: Mutex::new(Vec::new()),
             recall: config.recall.clone(),
+            turn_wait: config.turn_wait,
             locks: Mutex::new(HashMap::new()),
         };
         let host = Host { inner: Arc::new(inner) };
@@ -176,6 +179,11 @@ impl Host {
     /// password).
     pub fn database(&self) -> &Location {
         &self.inner.location
+    }
+
+    /// The longest a prompt waits for another writer's lock ([`HostConfig::turn_wait`]).
+    pub fn turn_wait(&self) -> std::time::Duration {
+        self.inner.turn_wait
     }
 
     /// The host's counters and histograms since it opened, for an operator to scrape

@@ -73,13 +73,14 @@ mod timestamp;
 mod transaction;
 mod types;
 mod view;
+mod wait;
 mod warm;
 
 pub use capabilities::tokenizer::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
 pub use config::{
     Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, Recall, RecallMode, SignaturePolicy,
-    cache_dir, data_dir,
+    TURN_WAIT, cache_dir, data_dir,
 };
 pub use error::{Error, FailureKind, PluginFailure, Result};
 pub use grants::{Grants, Power};
@@ -111,3 +112,4 @@ pub use view::{
     MAX_ITEM_BYTES, MAX_ITEMS, MAX_KEY_BYTES, MAX_SECTIONS, MAX_TITLE_BYTES, MAX_USAGE_BYTES, PluginView,
     SectionContent, ViewSection,
 };
+pub use wait::waiting_at_most;

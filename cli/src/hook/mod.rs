@@ -78,18 +78,46 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
     config.instance_allocation = InstanceAllocation::OnDemand;
     config.warm_instances = 0;
     config.hot_session_bytes = 0;
-    let host = Host::open(config).await?;
-    let names = host.tool_names(&args.tool_prefix);
-    // A plugin of another version than this binary: said once, where the user sees it.
-    let notice = match event.kind {
-        Kind::SessionStart { .. } => crate::plugin_version::mismatch(),
-        _ => None,
+    // The agent's user waits on every hook: the whole event, opening the database included,
+    // waits for another process's write lock at most the turn's bound.
+    let bound = config.turn_wait;
+    let fallback = event.clone();
+    let answered = scratchpad_host::waiting_at_most(bound, async move {
+        let host = Host::open(config).await?;
+        let names = host.tool_names(&args.tool_prefix);
+        // A plugin of another version than this binary: said once, where the user sees it.
+        let notice = match event.kind {
+            Kind::SessionStart { .. } => crate::plugin_version::mismatch(),
+            _ => None,
+        };
+        let answering = Answering { names, context_window: args.context_window, guidance: !args.no_guidance };
+        answer(host, &answering, event, notice.as_deref()).await
+    })
+    .await;
+    let json = match answered {
+        Ok(json) => json,
+        Err(error) => {
+            let Some(json) = locked(&error, &fallback) else { return Err(error) };
+            eprintln!("scratchpad hook: {error:#}");
+            Some(json)
+        }
     };
-    let answering = Answering { names, context_window: args.context_window, guidance: !args.no_guidance };
-    if let Some(json) = answer(host, &answering, event, notice.as_deref()).await? {
+    if let Some(json) = json {
         println!("{json}");
     }
     Ok(())
+}
+
+/// The answer to `event` when acting on it failed with `error` because another process held
+/// the database's write lock past the turn's bound: nothing for the model, a line for the
+/// user, and the turn goes on. `None` for any other error.
+pub(crate) fn locked(error: &anyhow::Error, event: &Event) -> Option<String> {
+    let Some(Error::Busy { database, waited_ms }) = Error::find(error) else { return None };
+    let notice = format!(
+        "scratchpad: the database {database} is locked by another writer; after waiting {waited_ms} ms this turn \
+         goes on without the scratchpad"
+    );
+    Some(Answer::Nothing.render(event.runtime, event, Some(&notice)).unwrap_or_default())
 }
 
 /// Acts on `event` with `host` and renders the agent's answer (`None`: nothing to say), with

@@ -36,12 +36,20 @@ pub(crate) async fn call(host: &Host, answering: &Answering, arguments: Map<Stri
         Err(error) => return failed(format!("bad hook event: {error}")),
     };
     let (name, session) = (event.kind.name().to_owned(), event.session_id.clone());
-    match hook::answer(host.clone(), answering, event, None).await {
+    let fallback = event.clone();
+    // The agent's user waits on the hook: it waits for another process's write lock at most
+    // the turn's bound, then the turn goes on without it.
+    let answered =
+        scratchpad_host::waiting_at_most(host.turn_wait(), hook::answer(host.clone(), answering, event, None)).await;
+    match answered {
         Ok(Some(json)) => CallToolResult::success(vec![ContentBlock::text(json)]),
         Ok(None) => CallToolResult::success(Vec::new()),
         Err(error) => {
             tracing::warn!(%session, "hook event {name}: {error:#}");
-            failed(format!("{error:#}"))
+            match hook::locked(&error, &fallback) {
+                Some(json) => CallToolResult::success(vec![ContentBlock::text(json)]),
+                None => failed(format!("{error:#}")),
+            }
         }
     }
 }

@@ -9,6 +9,7 @@
 //! one `BEGIN IMMEDIATE` transaction that checks the session's version first.
 
 mod blobs;
+mod busy;
 mod checkpoints;
 mod contents;
 mod events;
@@ -38,8 +39,6 @@ use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Result, SessionRecord};
 
-/// How long a connection waits for another writer's lock before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Prepared statements cached per connection.
 const STATEMENT_CACHE: usize = 128;
 /// Idle connections kept for reuse.
@@ -114,12 +113,16 @@ impl Sqlite {
         F: FnOnce(&mut Connection, &Pool) -> Result<R> + Send + 'static,
     {
         let pool = self.0.clone();
+        // The bound on lock waits of the work this belongs to, if any, for the busy handler
+        // on the blocking thread.
+        let until = crate::wait::until_now();
         tokio::task::spawn_blocking(move || {
+            let _waits = busy::Bounded::until(until);
             let mut conn = match pool.idle.lock().unwrap().pop() {
                 Some(conn) => conn,
                 None => connect(&pool.path)?,
             };
-            let result = f(&mut conn, &pool);
+            let result = f(&mut conn, &pool).map_err(|error| busy::named(error, &pool.path));
             // A connection left inside a transaction by an error is not reused.
             if conn.is_autocommit() {
                 let mut idle = pool.idle.lock().unwrap();
@@ -135,8 +138,8 @@ impl Sqlite {
 }
 
 fn connect(path: &Path) -> anyhow::Result<Connection> {
-    let conn = Connection::open(path).with_context(|| format!("opening {}", path.display()))?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mut conn = Connection::open(path).with_context(|| format!("opening {}", path.display()))?;
+    conn.busy_handler(Some(busy::wait))?;
     // Every statement on a hot path is prepared once per connection and cached; rusqlite keeps
     // 16 by default, fewer than the host uses, and an evicted statement is parsed again.
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
@@ -154,7 +157,7 @@ fn connect(path: &Path) -> anyhow::Result<Connection> {
 /// once, without its busy handler (which could deadlock). So "busy" is retried here, for as
 /// long as the busy timeout allows (several hosts opening one new database at once).
 fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
-    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let deadline = busy::deadline(std::time::Instant::now());
     let mut pause = Duration::from_millis(1);
     loop {
         match conn.pragma_update(None, "journal_mode", "WAL") {

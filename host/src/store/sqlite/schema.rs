@@ -199,6 +199,12 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> anyhow::Result<()> {
+    // A database already up to date is only read: opening it never waits for another
+    // process's write lock.
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version == MIGRATIONS.len() as i64 {
+        return Ok(());
+    }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let version = version.max(0) as usize;
