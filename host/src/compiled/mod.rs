@@ -41,3 +41,66 @@ pub(crate) fn load_component(engine: &Engine, wasm: &[u8], digest: &str, dirs: &
     };
     cache::load(engine, wasm, digest, dir)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use crate::config::InstanceAllocation;
+    use crate::{Host, HostConfig, Location, Origin, PluginSpec, TurnContext};
+
+    /// A host of the scratchpad component on the database in `dir`, compiling into `cache`.
+    async fn host(dir: &Path, cache: PathBuf) -> Host {
+        Host::open(HostConfig {
+            database: Location::Sqlite(dir.join("s.db")),
+            cache_dir: Some(cache),
+            precompiled_dir: None,
+            plugins: vec![PluginSpec::embedded("scratchpad")],
+            lock_file: dir.join("plugins.lock"),
+            instance_allocation: InstanceAllocation::OnDemand,
+            warm_instances: 0,
+            ..HostConfig::default()
+        })
+        .await
+        .expect("the host opens")
+    }
+
+    /// Sets the session's plan through the component, as a model's tool call does.
+    async fn set_plan(host: &Host, plan: &str) {
+        let arguments = serde_json::json!({ "action": "set_plan", "content": plan }).to_string();
+        let output = host.call_tool(&TurnContext::new("s", plan), "session.scratchpad", &arguments).await.unwrap();
+        assert!(output.content.contains("Plan set"), "{}", output.content);
+    }
+
+    /// The one entry in `cache`, and its bytes.
+    fn entry(cache: &Path) -> (PathBuf, Vec<u8>) {
+        let entries: Vec<PathBuf> = std::fs::read_dir(cache).unwrap().map(|e| e.unwrap().path()).collect();
+        let [entry] = &entries[..] else { panic!("one entry: {entries:?}") };
+        (entry.clone(), std::fs::read(entry).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_host_whose_compile_cache_is_damaged_or_unwritable_compiles_and_its_calls_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let first = host(dir.path(), cache.clone()).await;
+        first.create_session("s", Origin::New).await.unwrap();
+        set_plan(&first, "1. cache").await;
+        drop(first);
+        let (path, whole) = entry(&cache);
+
+        let mut flipped = whole.clone();
+        flipped[whole.len() / 2] ^= 0xff;
+        for (what, damaged) in [("cut short", whole[..whole.len() / 3].to_vec()), ("a byte flipped", flipped)] {
+            std::fs::write(&path, damaged).unwrap();
+            set_plan(&host(dir.path(), cache.clone()).await, what).await;
+            assert_eq!(entry(&cache), (path.clone(), whole.clone()), "{what}: compiled again and rewritten whole");
+        }
+
+        // A cache directory that cannot be made (its parent is a file): compiled, used, not kept.
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"").unwrap();
+        set_plan(&host(dir.path(), file.join("cache")).await, "unwritable").await;
+        assert!(!file.join("cache").exists());
+    }
+}
