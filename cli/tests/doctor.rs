@@ -13,9 +13,11 @@ use support::{command, json_of, run, text};
 
 const SESSIONS: usize = 40;
 const PAGE: u64 = 4096;
+/// The project the sessions belong to: recall indexes their plans.
+const PROJECT: &str = "/projects/doctor";
 
-/// A database built by the real binary: `SESSIONS` sessions, each with its own plan, made in
-/// one `scratchpad serve`.
+/// A database built by the real binary: `SESSIONS` sessions of `PROJECT`, each with its own
+/// plan (holding the word `markerNN`), made in one `scratchpad serve`.
 fn build(db: &Path) {
     let mut serve = support::Process::spawn({
         let mut c = command();
@@ -24,10 +26,10 @@ fn build(db: &Path) {
     });
     for i in 0..SESSIONS {
         let create = serde_json::json!({"jsonrpc": "2.0", "id": i * 2, "method": "session.create",
-            "params": {"session": format!("session-{i:02}")}});
+            "params": {"session": format!("session-{i:02}"), "project": PROJECT}});
         let plan = serde_json::json!({"jsonrpc": "2.0", "id": i * 2 + 1, "method": "tools.call", "params": {
             "turn": {"session_id": format!("session-{i:02}"), "turn_id": "t1"}, "name": "session.scratchpad",
-            "arguments": {"action": "set_plan", "content": format!("plan of session-{i:02}")}}});
+            "arguments": {"action": "set_plan", "content": format!("plan of session-{i:02}: marker{i:02}")}}});
         // One at a time: the sidecar answers requests concurrently.
         for request in [create, plan] {
             serve.send(format!("{request}\n").as_bytes());
@@ -77,8 +79,8 @@ fn failed(output: &Output, code: i32) -> (String, String) {
 }
 
 /// Runs the commands a doctor report printed, as a user pastes them into a shell
-/// (`scratchpad` being this binary).
-fn follow(commands: &[String], dir: &Path) {
+/// (`scratchpad` being this binary): what they printed.
+fn follow(commands: &[String], dir: &Path) -> String {
     let script = format!("set -e\nscratchpad() {{ \"$SCRATCHPAD_BIN\" \"$@\"; }}\n{}\n", commands.join("\n"));
     let output = std::process::Command::new("sh")
         .arg("-c")
@@ -90,6 +92,7 @@ fn follow(commands: &[String], dir: &Path) {
         .output()
         .unwrap();
     assert!(output.status.success(), "{script}\n{}\n{}", text(&output.stdout), text(&output.stderr));
+    text(&output.stdout)
 }
 
 /// The indented command lines after `after` in a report, up to the next unindented line.
@@ -146,7 +149,11 @@ fn a_damaged_page_fails_every_command_naming_the_file_and_doctor_recovers_the_re
     assert_eq!(listing(dir.path()), before, "checking it changed nothing beside it");
 
     // Followed as printed, the recovery puts a sound copy in place.
-    follow(&recovery, dir.path());
+    let recovered = follow(&recovery, dir.path());
+    // What was lost is said: the damaged page's sessions, and the plans of those sessions.
+    assert!(recovered.contains("sessions: ") && recovered.contains("reading stopped at damage"), "{recovered}");
+    assert!(recovered.contains("plugin_state: dropped"), "{recovered}");
+    assert!(!recovered.contains("not made again"), "the whole schema was made again:\n{recovered}");
     let ok = run(&db, &["doctor"]);
     assert!(ok.status.success(), "the recovered file passes doctor:\n{}", text(&ok.stdout));
     assert!(dir.path().join("s.db.damaged").exists(), "the damaged file is kept aside");
@@ -164,9 +171,15 @@ fn a_damaged_page_fails_every_command_naming_the_file_and_doctor_recovers_the_re
         survivors.contains(&format!("session-{:02}", SESSIONS - 1)),
         "read backwards past the damage: {survivors:?}"
     );
+    // Its full-text index was made again from the documents it kept: recall finds a plan.
+    let found = run(&db, &["recall", "search", "marker00", "--project-key", PROJECT]);
+    assert!(text(&found.stdout).contains("plan of session-00: marker00"), "{}", text(&found.stderr));
     // It is a database like any other: a new session and a call on it.
     let created = run(&db, &["session", "create", "after-recovery"]);
     assert!(created.status.success(), "{}", text(&created.stderr));
+    let call =
+        run(&db, &["call", "after-recovery", "session.scratchpad", r#"{"action":"set_plan","content":"go on"}"#]);
+    assert!(call.status.success(), "{}", text(&call.stderr));
 }
 
 #[test]
