@@ -78,12 +78,22 @@ impl ScopedStore {
     ) -> Result<R> {
         for attempt in 1..=crate::transaction::MAX_ATTEMPTS {
             let plugins = vec![ScopeToRead { index: 0, plugin: self.plugin.clone() }];
-            let mut read = self.db.begin(session, Some(turn_id), None, plugins).await?;
+            // A re-run holds the lock its commit needs from its begin (see `transaction.rs`).
+            let (mut read, lease) = match attempt {
+                1 => (self.db.begin(session, Some(turn_id), None, plugins).await?, None),
+                _ => {
+                    let (read, lease) = self.db.begin_leased(session, Some(turn_id), None, plugins).await?;
+                    (read, Some(lease))
+                }
+            };
             let (_, snapshot) = read.snapshots.pop().expect("one scope was read");
             let mut storage = ScopeStorage(Scope::new(snapshot, &self.limits));
             let (value, keep) = f(&mut storage);
             let writes = storage.0.into_writes();
             if writes.is_empty() || !keep {
+                if let Some(lease) = lease {
+                    self.db.commit(Some(lease), session, read.head.version, Vec::new()).await?;
+                }
                 return Ok(value);
             }
             let calls = vec![crate::store::PluginWrites {
@@ -92,12 +102,9 @@ impl ScopedStore {
                 blobs: Vec::new(),
                 index: Vec::new(),
             }];
-            let outcome = self.db.commit(session, read.head.version, calls).await?;
+            let outcome = self.db.commit(lease, session, read.head.version, calls).await?;
             if outcome == Commit::Done {
                 return Ok(value);
-            }
-            if attempt < crate::transaction::MAX_ATTEMPTS {
-                tokio::time::sleep(crate::transaction::backoff(attempt)).await;
             }
         }
         Err(crate::transaction::conflict(session))

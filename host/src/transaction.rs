@@ -10,10 +10,13 @@
 //! 3. **Commit** (one trip, only when a call wrote something): inside `BEGIN IMMEDIATE`, if
 //!    the session is still at the version read in step 1, apply every kept call's effects and
 //!    bump the version. If another process committed to the session meanwhile, nothing is
-//!    written and the whole operation runs again on fresh snapshots, after a short random
-//!    pause ([`backoff`]) — so no update is lost across processes. (Within a process, calls on
-//!    one session are serialized by [`Host::lock`](crate::Host), so a conflict means another
-//!    process.)
+//!    written and the whole operation runs once more on fresh snapshots — that time under a
+//!    lease ([`Host::begin_leased`]): its begin first takes the lock every commit to the
+//!    session needs (SQLite's write lock; PostgreSQL: the session's row), and holds it through
+//!    the run to its commit, so the re-run cannot lose. An operation loses at most one race;
+//!    no update is lost across processes; the optimistic first run stays the fast path.
+//!    (Within a process, calls on one session are serialized by [`Host::lock`](crate::Host),
+//!    so a conflict means another process.)
 //!
 //! When a call fails, the effects of the calls before it are still committed (each call is
 //! atomic on its own) and the operation returns the failure.
@@ -32,28 +35,10 @@ use crate::store::{
 };
 use crate::types::{Injection, TurnContext};
 
-/// How often an operation is re-run when other processes keep committing to its session
-/// first.
-pub(crate) const MAX_ATTEMPTS: usize = 64;
-
-/// The pause before re-running an operation that lost its `attempt`th commit (from 1): a random
-/// part of 50 µs × 2^`attempt`, at most 6.4 ms (so at most about 0.4 s over all attempts).
-///
-/// The process that keeps winning a session has the fresher state: its next operation begins
-/// from what it just committed, while the loser must read the session again first, so a loser
-/// re-running at once starts each race behind by that read and can lose every one while the
-/// other keeps writing (two hosts appending to one session, `durability_concurrency`: a loser
-/// ran out of attempts in 8 runs of 50 without a pause, in none of 40 with it). A random
-/// pause puts its next start at a random point of the winner's operation, as the retry loops of
-/// optimistic databases do (FoundationDB's clients back off the same way).
-pub(crate) fn backoff(attempt: usize) -> std::time::Duration {
-    use std::hash::{BuildHasher, Hasher};
-    let cap = 50u64 << attempt.min(7);
-    // A fresh `RandomState` is seeded apart from the last one: randomness enough for a jitter,
-    // without a dependency or a system call.
-    let random = std::hash::RandomState::new().build_hasher().finish();
-    std::time::Duration::from_micros(random % cap)
-}
+/// How often an operation runs at most: once optimistically, and once more under a lease
+/// when another process committed to its session first (the lease makes the second run's
+/// commit certain; a third would be a bug, reported as [`Error::Conflict`]).
+pub(crate) const MAX_ATTEMPTS: usize = 2;
 
 /// Which plugins an operation calls.
 #[derive(Debug, Clone, Copy)]
@@ -79,6 +64,10 @@ pub(crate) struct Tx<'h> {
     /// Whether the operation writes: false for a read ([`Host::begin_reading`]), which logs no
     /// plugin event either (a preview of a failing plugin would otherwise log one per look).
     writes: bool,
+    /// The lock a re-run holds from its begin to its commit ([`Host::begin_leased`]).
+    lease: Option<crate::store::Lease>,
+    /// Events of a leased run, logged once its commit released the lock.
+    deferred_events: Vec<(String, String, crate::EventKind, String)>,
 }
 
 /// What one successful call leaves to commit.
@@ -107,7 +96,10 @@ macro_rules! transaction {
         host.check_turn(turn)?;
         let mut attempt = 0;
         loop {
-            let mut $tx = host.begin(turn, $involved).await?;
+            let mut $tx = match attempt {
+                0 => host.begin(turn, $involved).await?,
+                _ => host.begin_leased(turn, $involved).await?,
+            };
             let result = async { $body }.await;
             match host.finish($tx).await? {
                 $crate::store::Commit::Done => break result,
@@ -116,8 +108,7 @@ macro_rules! transaction {
                     if attempt == $crate::transaction::MAX_ATTEMPTS {
                         break Err($crate::transaction::conflict(&turn.session_id));
                     }
-                    tracing::debug!(session = %turn.session_id, "commit conflict; re-running");
-                    tokio::time::sleep($crate::transaction::backoff(attempt)).await;
+                    tracing::debug!(session = %turn.session_id, "commit conflict; re-running under a lease");
                 }
             }
         }
@@ -176,17 +167,41 @@ impl Host {
             snapshots: (0..self.inner.plugins.len()).map(|_| Some(Snapshot::default())).collect(),
             effects: Vec::new(),
             writes: false,
+            lease: None,
+            deferred_events: Vec::new(),
         }
     }
 
+    /// Step 1 of an operation's re-run after it lost its commit: the same read, under the lock
+    /// its commit needs, held until [`Host::finish`] (see the module docs).
+    pub(crate) async fn begin_leased(&self, turn: &TurnContext, involved: Involved) -> Result<Tx<'_>> {
+        self.begin_with(&turn.session_id, Some(turn), involved, true).await
+    }
+
     async fn begin_at(&self, session: &str, turn: Option<&TurnContext>, involved: Involved) -> Result<Tx<'_>> {
+        self.begin_with(session, turn, involved, false).await
+    }
+
+    async fn begin_with(
+        &self,
+        session: &str,
+        turn: Option<&TurnContext>,
+        involved: Involved,
+        leased: bool,
+    ) -> Result<Tx<'_>> {
         let scope = |i: usize| ScopeToRead { index: i, plugin: self.inner.plugins[i].info.name.clone() };
         let names: Vec<ScopeToRead> = match involved {
             Involved::All => (0..self.inner.plugins.len()).map(scope).collect(),
             Involved::One(i) => vec![scope(i)],
         };
         let (turn_id, tokens) = (turn.map(|t| t.turn_id.as_str()), turn.and_then(|t| t.tokens_used));
-        let read = self.inner.db.begin(session, turn_id, tokens, names).await?;
+        let (read, lease) = match leased {
+            true => {
+                let (read, lease) = self.inner.db.begin_leased(session, turn_id, tokens, names).await?;
+                (read, Some(lease))
+            }
+            false => (self.inner.db.begin(session, turn_id, tokens, names).await?, None),
+        };
         let mut snapshots: Vec<Option<Snapshot>> = (0..self.inner.plugins.len()).map(|_| None).collect();
         for (i, snapshot) in read.snapshots {
             snapshots[i] = Some(snapshot);
@@ -206,13 +221,15 @@ impl Host {
             snapshots,
             effects: Vec::new(),
             writes: turn.is_some(),
+            lease,
+            deferred_events: Vec::new(),
         })
     }
 
     /// Step 3: commits the kept effects (no trip when there are none); once they are
     /// committed, queues the checkpoints the calls asked for.
     pub(crate) async fn finish(&self, tx: Tx<'_>) -> Result<Commit> {
-        let Tx { session, head, effects, .. } = tx;
+        let Tx { session, head, effects, lease, deferred_events, .. } = tx;
         let (mut requests, mut writes) = (Vec::new(), Vec::new());
         for (index, effect) in effects {
             let name = self.inner.plugins[index].info.name.clone();
@@ -228,8 +245,11 @@ impl Host {
                 });
             }
         }
-        let outcome =
-            if writes.is_empty() { Commit::Done } else { self.inner.db.commit(&session, head.version, writes).await? };
+        let outcome = self.inner.db.commit(lease, &session, head.version, writes).await;
+        for (plugin, hook, kind, message) in deferred_events {
+            self.record_event(&session, &plugin, &hook, kind, &message).await;
+        }
+        let outcome = outcome?;
         if outcome == Commit::Done {
             self.inner.checkpoint_requests.lock().unwrap().extend(requests);
         }
@@ -310,7 +330,7 @@ impl Tx<'_> {
         if refused > 0 && self.writes {
             let quota = loaded.info.limits.storage_quota_bytes;
             let message = format!("{refused} write(s) refused by its storage quota of {quota} bytes");
-            host.record_event(&self.session, &loaded.info.name, hook, crate::EventKind::Quota, &message).await;
+            self.record_event(&loaded.info.name, hook, crate::EventKind::Quota, message).await;
         }
         let writes = spent.scope.into_writes();
         host.recycle(index, Some(spent.used));
@@ -342,13 +362,23 @@ impl Tx<'_> {
     }
 
     /// Logs a plugin failure in the session's events (see [`Host::events`]).
-    async fn record_failure<T>(&self, index: usize, hook: &str, outcome: &Result<T>) {
+    /// Logs an event of `plugin` in the session's log: now, or after the commit when this run
+    /// holds a lease (the log's write would wait for the lock the lease holds).
+    async fn record_event(&mut self, plugin: &str, hook: &str, kind: crate::EventKind, message: String) {
+        match self.lease {
+            Some(_) => self.deferred_events.push((plugin.to_owned(), hook.to_owned(), kind, message)),
+            None => self.host.record_event(&self.session, plugin, hook, kind, &message).await,
+        }
+    }
+
+    async fn record_failure<T>(&mut self, index: usize, hook: &str, outcome: &Result<T>) {
         if let Err(Error::Plugin { plugin, failure, .. }) = outcome
             && self.writes
         {
             debug_assert_eq!(*plugin, self.host.inner.plugins[index].info.name);
             let kind = crate::EventKind::Failure(failure.kind());
-            self.host.record_event(&self.session, plugin, hook, kind, &failure.to_string()).await;
+            let plugin = plugin.clone();
+            self.record_event(&plugin, hook, kind, failure.to_string()).await;
         }
     }
 }
@@ -367,17 +397,5 @@ mod tests {
         assert!(error.to_string().contains("session `s1`") && error.to_string().contains("retried"), "{error}");
         assert!(!Error::SessionNotFound("s1".into()).is_retryable());
         assert!(!Error::Other(anyhow::anyhow!("disk")).is_retryable(), "a host bug is not a retry");
-    }
-
-    #[test]
-    fn a_pause_after_a_lost_commit_is_random_and_bounded() {
-        for attempt in 1..MAX_ATTEMPTS {
-            // 50 µs × 2^attempt, at most 6.4 ms.
-            let cap = std::time::Duration::from_micros((50 << attempt.min(7)).min(6_400));
-            let pauses: Vec<_> = (0..64).map(|_| backoff(attempt)).collect();
-            assert!(pauses.iter().all(|pause| *pause < cap), "attempt {attempt}: {pauses:?} within {cap:?}");
-            let distinct: std::collections::BTreeSet<_> = pauses.iter().collect();
-            assert!(distinct.len() > 8, "attempt {attempt}: the pauses vary ({} distinct)", distinct.len());
-        }
     }
 }

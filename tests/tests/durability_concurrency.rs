@@ -17,6 +17,8 @@ scratchpad_tests::on_both_backends!(
     the_same_workload_spread_over_a_thousand_sessions_loses_no_update,
     two_hosts_on_one_database_file_lose_no_update,
     two_processes_appending_to_one_session_lose_no_update,
+    eight_processes_appending_to_one_session_lose_no_update_and_no_race_twice,
+    a_run_that_lost_its_commit_reruns_under_a_lease_and_cannot_lose_again,
 );
 
 const TASKS: usize = 64;
@@ -169,37 +171,112 @@ async fn two_hosts_on_one_database_file_lose_no_update(fx: Fixture) {
 }
 
 async fn two_processes_appending_to_one_session_lose_no_update(fx: Fixture) {
+    processes_appending(&fx, 2, 300).await;
+}
+
+async fn eight_processes_appending_to_one_session_lose_no_update_and_no_race_twice(fx: Fixture) {
+    processes_appending(&fx, 8, 60).await;
+}
+
+/// `processes` processes each append `count` lines to one session, as fast as they can. Every
+/// append lands exactly once, and none fails: an operation that loses its commit race runs
+/// once more under a lease, which cannot lose, so none loses two races in a row (a second
+/// loss would be the error `Conflict`, and the child would exit 1).
+async fn processes_appending(fx: &Fixture, processes: usize, count: usize) {
     let host = fx.open(vec![scratchpad(json!({ "notesMaxChars": 1_000_000 }))]).await;
     host.create_session("s", Origin::New).await.unwrap();
-    let count = 300;
-    let children: Vec<_> = ["pa", "pb"]
-        .iter()
-        .map(|tag| {
+    let started = Instant::now();
+    let children: Vec<_> = (0..processes)
+        .map(|p| {
+            let tag = format!("p{p}");
             let child = Command::new(env!("CARGO_BIN_EXE_crash_child"))
                 .arg(fx.database_arg())
-                .args(["s", "append", tag, &count.to_string()])
+                .args(["s", "append", &tag, &count.to_string()])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap();
-            (tag.to_string(), child)
+            (tag, child)
         })
         .collect();
-    let mut accepted = Vec::new();
+    let (mut accepted, mut lost) = (Vec::new(), Vec::new());
     for (tag, mut child) in children {
         let stdout = BufReader::new(child.stdout.take().unwrap());
         for line in stdout.lines() {
             let line = line.unwrap();
+            if let Some(n) = line.strip_prefix("lost ") {
+                lost.push(n.parse::<usize>().unwrap());
+                continue;
+            }
             let i = line.strip_prefix("ok ").unwrap_or_else(|| panic!("{tag}: unexpected line {line:?}"));
             accepted.push(format!("{tag}-{i}"));
         }
         let mut stderr = String::new();
         child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-        assert!(child.wait().unwrap().success(), "{tag} failed: {stderr}");
+        assert!(child.wait().unwrap().success(), "{tag} failed (an operation lost twice?): {stderr}");
     }
-    assert_eq!(accepted.len(), 2 * count);
+    assert_eq!(accepted.len(), processes * count);
+    assert_eq!(lost.len(), processes, "every child reported its lost races");
     let outcome = Outcome { accepted, ..Outcome::default() };
-    check_session(&fx, "s", &outcome, 1_000_000);
+    check_session(fx, "s", &outcome, 1_000_000);
+    let total: usize = lost.iter().sum();
+    let backend = if fx.database_arg().starts_with("postgres") { "PostgreSQL" } else { "SQLite" };
+    eprintln!(
+        "{backend}: {processes} processes × {count} appends in {:?}: {} operations won at once, {total} lost one \
+         race and won under a lease (per process: {lost:?}), none lost two",
+        started.elapsed(),
+        processes * count - total,
+    );
+}
+
+/// A run that loses its commit takes the lock its commit needs before it runs again, so it
+/// cannot lose twice, however busy the other writer: host A's call runs long (a probe
+/// lingering after it wrote), while host B (another "process": the two share only the
+/// database) commits to the same session in a tight loop. A's first run loses; its second,
+/// under the lease, holds B's commits back and wins; B's writes all land too.
+async fn a_run_that_lost_its_commit_reruns_under_a_lease_and_cannot_lose_again(fx: Fixture) {
+    let plugins = || {
+        let mut probe = scratchpad_tests::probe("probe", "probe");
+        probe.limits.call_timeout = std::time::Duration::from_secs(20);
+        vec![probe]
+    };
+    let (a, b) = (fx.open(plugins()).await, fx.open(plugins()).await);
+    a.create_session("s", Origin::New).await.unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (b, stop) = (b.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut written = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let args = json!({ "key": format!("b{written}"), "value": "b" }).to_string();
+                b.call_tool(&turn("s", "t1"), "probe.write", &args).await.expect("B's write lands");
+                written += 1;
+            }
+            written
+        })
+    };
+    // B is writing before A begins.
+    while b.metrics().render().lines().all(|l| !l.starts_with("scratchpad_storage_commits_total{outcome=\"done\"}")) {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    let args = json!({ "secret": "s", "linger": 40_000_000u64, "mark": "a-was-here" }).to_string();
+    a.call_tool(&turn("s", "t1"), "probe.stash", &args).await.expect("A's call lands");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.await.unwrap();
+
+    let lost = |host: &Host| -> u64 {
+        let metrics = host.metrics().render();
+        let line = metrics.lines().find(|l| l.starts_with("scratchpad_storage_commits_total{outcome=\"conflict\"}"));
+        line.map_or(0, |l| l.rsplit(' ').next().unwrap().parse().unwrap())
+    };
+    assert_eq!(lost(&a), 1, "A lost its first run's race, and only that one");
+    let state = a.state("s").await.unwrap();
+    let keys: BTreeSet<&str> = state.iter().map(|entry| entry.key.as_str()).collect();
+    assert!(keys.contains("a-was-here"), "A's write landed");
+    for i in 0..written {
+        assert!(keys.contains(format!("b{i}").as_str()), "B's write b{i} landed");
+    }
+    eprintln!("B committed {written} writes while A ran; B lost {} races, each once", lost(&b));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,6 +17,11 @@ use crate::types::{Injection, Origin};
 /// to the blocking pool and back; larger reads make the trip.
 pub(crate) const INLINE_READ_BYTES: usize = 64 << 10;
 
+/// The lock a re-run operation holds from its begin to its commit
+/// ([`Backend::begin_leased`]), as the backend that took it keeps it. Dropped without
+/// [`Backend::commit_leased`], it releases the lock and nothing of the run is kept.
+pub(crate) struct Lease(pub(crate) Box<dyn std::any::Any + Send>);
+
 /// What a storage backend does for the host. Every method is one unit of work on the
 /// database: atomic, and either done whole or not at all.
 #[async_trait]
@@ -63,6 +68,29 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// Commits the effects of one operation's calls if `session` is still at
     /// `expected_version`, bumping the version once; otherwise writes nothing.
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit>;
+    /// [`Backend::begin`] for the run of an operation that lost its commit: first takes the
+    /// lock every commit to `session` needs (SQLite: the database's write lock, `BEGIN
+    /// IMMEDIATE`; PostgreSQL: the session's row, `FOR NO KEY UPDATE`), then reads under it. The
+    /// lock is held by the [`Lease`] until [`Backend::commit_leased`] commits through it; no
+    /// other process can commit to the session meanwhile, so this run cannot lose. Dropping
+    /// the lease releases the lock and keeps nothing. Expired observations are not collected
+    /// here (the run that lost did, at its turn's start).
+    async fn begin_leased(
+        &self,
+        session: &str,
+        turn_id: Option<&str>,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<(Read, Lease)>;
+    /// Commits through `lease` what [`Backend::commit`] would (with no calls, only the turn
+    /// the begin entered, and the version stays), and releases the lock.
+    async fn commit_leased(
+        &self,
+        lease: Lease,
+        session: &str,
+        expected_version: i64,
+        calls: Vec<PluginWrites>,
+    ) -> Result<Commit>;
     /// The head of `session` as it is now, when the backend can tell without a trip and
     /// without waiting for anything (SQLite: a row read on the calling thread that gives up
     /// instead of waiting for a lock). `None` when it cannot, or the session is not there:

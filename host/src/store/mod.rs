@@ -36,7 +36,7 @@ use std::sync::Arc;
 use entries::KnownEntries;
 use hot::HotSessions;
 
-pub(crate) use backend::{Backend, INLINE_READ_BYTES};
+pub(crate) use backend::{Backend, INLINE_READ_BYTES, Lease};
 pub use index::{IndexFilter, IndexUsage, IndexedDocument};
 pub(crate) use index::{IndexQuery, IndexWrite};
 pub use location::Location;
@@ -121,16 +121,46 @@ impl Db {
         Ok(read)
     }
 
-    /// An operation's version-checked commit ([`Backend::commit`]); a commit that lands moves
-    /// the session's hot scopes to the new version with its writes applied.
+    /// [`Backend::begin_leased`]: the begin of an operation's re-run, under the lock its
+    /// commit needs; never served from memory.
+    pub(crate) async fn begin_leased(
+        &self,
+        session: &str,
+        turn_id: Option<&str>,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<(Read, Lease)> {
+        self.metrics.begin(false);
+        let names: Vec<(usize, String)> = plugins.iter().map(|p| (p.index, p.plugin.clone())).collect();
+        let (read, lease) = self.backend.begin_leased(session, turn_id, tokens, plugins).await?;
+        if self.hot.enabled() {
+            self.hot.keep_read(session, &read, &names);
+        }
+        Ok((read, lease))
+    }
+
+    /// An operation's version-checked commit ([`Backend::commit`], or through the lease of a
+    /// re-run, [`Backend::commit_leased`]); a commit that lands moves the session's hot scopes
+    /// to the new version with its writes applied.
     pub(crate) async fn commit(
         &self,
+        lease: Option<Lease>,
         session: &str,
         expected_version: i64,
         calls: Vec<PluginWrites>,
     ) -> Result<Commit> {
+        if calls.is_empty() {
+            // Only a lease's: its turn is kept, the version (and what is hot) stays.
+            return match lease {
+                Some(lease) => self.backend.commit_leased(lease, session, expected_version, calls).await,
+                None => Ok(Commit::Done),
+            };
+        }
         let next = self.hot.prepare_commit(session, expected_version, &calls);
-        let outcome = self.backend.commit(session, expected_version, calls).await;
+        let outcome = match lease {
+            Some(lease) => self.backend.commit_leased(lease, session, expected_version, calls).await,
+            None => self.backend.commit(session, expected_version, calls).await,
+        };
         if let Ok(commit) = &outcome {
             self.metrics.commit(*commit == Commit::Done);
         }

@@ -6,7 +6,8 @@
 //! crash_child DB SESSION crash            # forever: call i in turn "t{i}"; even i: refs.add
 //!                                         # "r{i}", odd i: append_notes "n{i}"; prints "{i}"
 //! crash_child DB SESSION append TAG COUNT # COUNT append_notes "TAG-{i}" in one turn; prints
-//!                                         # "ok {i}" or "rejected {i}"; any other error exits 1
+//!                                         # "ok {i}" or "rejected {i}", then "lost {n}": how
+//!                                         # many commits lost a race; any other error exits 1
 //! ```
 //!
 //! The session is created when missing. The scratchpad is configured with `notesMaxChars` = [`NOTES_MAX`].
@@ -83,6 +84,7 @@ async fn run(args: &[String]) -> i32 {
                 };
                 writeln!(out, "{verdict} {i}").and_then(|()| out.flush()).expect("writing to stdout");
             }
+            writeln!(out, "lost {}", lost_commits(&host.metrics().render())).expect("writing to stdout");
             0
         }
         _ => {
@@ -90,4 +92,12 @@ async fn run(args: &[String]) -> i32 {
             2
         }
     }
+}
+
+/// Commits that lost a race to another process, from the host's metrics.
+fn lost_commits(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("scratchpad_storage_commits_total{outcome=\"conflict\"} "))
+        .map_or(0, |n| n.trim().parse().expect("a count"))
 }

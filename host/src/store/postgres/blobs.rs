@@ -5,7 +5,7 @@
 
 use std::pin::pin;
 
-use deadpool_postgres::{GenericClient, Object, Transaction};
+use deadpool_postgres::{GenericClient, Object};
 use tokio_postgres::Row;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::Type;
@@ -19,8 +19,15 @@ const GC_LOCK: i64 = 0x7363_7261_7463_6867;
 const SELECT: &str = "SELECT id, plugin, turn_id, step_num, executor_name, content_kind, size_bytes, size_chars, \
                       ascii, sha256, summary, metadata, created_at_ms, expires_at_ms FROM observations";
 
-/// Inserts `entry` of `session` with `content`, inside an open transaction.
-pub(super) async fn insert(tx: &Transaction<'_>, session: &str, entry: &BlobEntry, content: &[u8]) -> Result<()> {
+/// Inserts `entry` of `session` with `content`, inside an open transaction: `tx` runs it,
+/// `copying` (the transaction's connection) copies the chunks in.
+pub(super) async fn insert(
+    tx: &impl GenericClient,
+    copying: &tokio_postgres::Client,
+    session: &str,
+    entry: &BlobEntry,
+    content: &[u8],
+) -> Result<()> {
     let insert = tx
         .prepare_cached(
             "INSERT INTO observations (id, plugin, session, turn_id, step_num, executor_name, content_kind,
@@ -51,7 +58,7 @@ pub(super) async fn insert(tx: &Transaction<'_>, session: &str, entry: &BlobEntr
     )
     .await?;
     let copy = tx.prepare_cached("COPY observation_chunks (id, seq, data) FROM STDIN BINARY").await?;
-    let sink = tx.copy_in(&copy).await?;
+    let sink = copying.copy_in(&copy).await?;
     let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::INT4, Type::BYTEA]));
     for (seq, chunk) in content.chunks(CHUNK).enumerate() {
         writer.as_mut().write(&[&entry.id, &(seq as i32), &chunk]).await?;

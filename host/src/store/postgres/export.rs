@@ -81,7 +81,7 @@ pub(super) async fn import(client: &mut Object, export: &SessionExport) -> Resul
         records::insert_record(&tx, checkpoint).await?;
     }
     for (entry, content) in &export.observations {
-        blobs::insert(&tx, &record.id, entry, content).await?;
+        blobs::insert(&tx, tx.client(), &record.id, entry, content).await?;
     }
     index::import_in(&tx, &export.index).await?;
     tx.commit().await?;

@@ -34,7 +34,7 @@ use super::{
     Claim, Commit, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent, PluginInit,
     PluginWrites, Read, ScopeToRead, SessionExport,
 };
-use crate::store::backend::Backend;
+use crate::store::backend::{Backend, Lease};
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Error, Result, SessionRecord};
@@ -51,6 +51,19 @@ pub(crate) struct Postgres {
     pool: Pool,
     /// The URL without its password, for messages.
     shown: String,
+}
+
+/// A re-run's lease on PostgreSQL: a pooled connection inside the transaction that holds the
+/// session's row locked. Dropped before its commit, the connection leaves the pool and is
+/// closed, which ends the transaction (the server rolls it back).
+struct Held(Option<Object>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            drop(Object::take(client));
+        }
+    }
 }
 
 impl Postgres {
@@ -194,6 +207,30 @@ impl Backend for Postgres {
 
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {
         operation::commit(&mut self.client().await?, session, expected_version, &calls).await
+    }
+
+    async fn begin_leased(
+        &self,
+        session: &str,
+        turn_id: Option<&str>,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<(Read, Lease)> {
+        let client = self.client().await?;
+        let read = operation::begin_leased(&client, session, turn_id, tokens, &plugins).await?;
+        Ok((read, Lease(Box::new(Held(Some(client))))))
+    }
+
+    async fn commit_leased(
+        &self,
+        lease: Lease,
+        session: &str,
+        expected_version: i64,
+        calls: Vec<PluginWrites>,
+    ) -> Result<Commit> {
+        let mut held = lease.0.downcast::<Held>().map_err(|_| anyhow::anyhow!("a lease of another backend"))?;
+        let client = held.0.take().expect("a lease commits once");
+        operation::commit_leased(&client, session, expected_version, &calls).await
     }
 
     async fn state(&self, session: &str) -> Result<Vec<(String, String, Vec<u8>)>> {

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use deadpool_postgres::Object;
+use deadpool_postgres::{GenericClient, Object};
 
 use super::scope::apply;
 use super::{blobs, index, sessions};
@@ -52,6 +52,48 @@ pub(super) async fn begin(
     tokens: Option<u64>,
     plugins: &[ScopeToRead],
 ) -> Result<Read> {
+    read(client, session, turn_id, tokens, plugins, true).await
+}
+
+/// [`begin`] for an operation's re-run: in a transaction left open on `client` for
+/// [`commit_leased`], first locks the session's row (`FOR NO KEY UPDATE`: every commit to
+/// the session, a version-checked UPDATE of that row, now waits for this transaction), then
+/// reads.
+/// Expired observations are not collected here.
+pub(super) async fn begin_leased(
+    client: &Object,
+    session: &str,
+    turn_id: Option<&str>,
+    tokens: Option<u64>,
+    plugins: &[ScopeToRead],
+) -> Result<Read> {
+    client.batch_execute("BEGIN").await?;
+    let read = async {
+        // `NO KEY`: the commits' UPDATE of the row waits, a row referring to the session (the
+        // event log's) does not.
+        let lock = client.prepare_cached("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE").await?;
+        if client.query_opt(&lock, &[&session]).await?.is_none() {
+            return Err(Error::SessionNotFound(session.to_owned()));
+        }
+        read(client, session, turn_id, tokens, plugins, false).await
+    }
+    .await;
+    if read.is_err() {
+        let _ = client.batch_execute("ROLLBACK").await;
+    }
+    read
+}
+
+/// The begin's statement (and, when `collect` and the turn is new, the collection of expired
+/// observations).
+async fn read(
+    client: &Object,
+    session: &str,
+    turn_id: Option<&str>,
+    tokens: Option<u64>,
+    plugins: &[ScopeToRead],
+    collect: bool,
+) -> Result<Read> {
     let names: Vec<&str> = plugins.iter().map(|p| p.plugin.as_str()).collect();
     let tokens = tokens.map(|t| t.min(i64::MAX as u64) as i64);
     let begin = client.prepare_cached(BEGIN).await?;
@@ -70,11 +112,11 @@ pub(super) async fn begin(
         scopes.entry(name).or_default().space_mut(space.into()).insert(row.get(2), row.get(3));
     }
     let head = head.ok_or_else(|| Error::SessionNotFound(session.to_owned()))?;
-    if entered {
+    if entered && collect {
         // The large-observation store: expired observations go at the start of every turn (a second trip, once a
         // turn; kept out of the begin statement, which would otherwise lock the observations
         // table in every operation).
-        blobs::collect_at_turn_start(&*client, now_ms() as u64).await?;
+        blobs::collect_at_turn_start(client, now_ms() as u64).await?;
     }
     let snapshots = plugins.iter().map(|p| (p.index, scopes.remove(p.plugin.as_str()).unwrap_or_default())).collect();
     Ok(Read { head, snapshots })
@@ -88,28 +130,69 @@ pub(super) async fn commit(
     expected_version: i64,
     calls: &[PluginWrites],
 ) -> Result<Commit> {
-    let writes: Vec<(&str, &ScopeWrites)> = calls.iter().map(|call| (call.plugin.as_str(), &call.writes)).collect();
     if calls.iter().all(|call| call.blobs.is_empty() && call.index.is_empty()) {
+        let writes: Vec<(&str, &ScopeWrites)> = calls.iter().map(|call| (call.plugin.as_str(), &call.writes)).collect();
         return apply(&*client, session, expected_version, true, &writes).await;
     }
     let tx = client.transaction().await?;
-    if apply(&tx, session, expected_version, true, &writes).await? == Commit::Conflict {
+    if write(&tx, tx.client(), session, expected_version, calls).await? == Commit::Conflict {
+        return Ok(Commit::Conflict);
+    }
+    tx.commit().await?;
+    Ok(Commit::Done)
+}
+
+/// [`commit`] inside the transaction [`begin_leased`] opened on `client`, which then ends:
+/// committed when the writes were (with no calls, only the turn the begin entered), rolled
+/// back otherwise.
+pub(super) async fn commit_leased(
+    client: &Object,
+    session: &str,
+    expected_version: i64,
+    calls: &[PluginWrites],
+) -> Result<Commit> {
+    let outcome = match calls.is_empty() {
+        true => Ok(Commit::Done),
+        false => write(client, client, session, expected_version, calls).await,
+    };
+    match outcome {
+        Ok(Commit::Done) => {
+            client.batch_execute("COMMIT").await?;
+            Ok(Commit::Done)
+        }
+        other => {
+            let _ = client.batch_execute("ROLLBACK").await;
+            other
+        }
+    }
+}
+
+/// Inside the caller's transaction: the version-checked write of every call's scope writes,
+/// then its blob entries and index writes.
+async fn write(
+    client: &impl GenericClient,
+    copying: &tokio_postgres::Client,
+    session: &str,
+    expected_version: i64,
+    calls: &[PluginWrites],
+) -> Result<Commit> {
+    let writes: Vec<(&str, &ScopeWrites)> = calls.iter().map(|call| (call.plugin.as_str(), &call.writes)).collect();
+    if apply(client, session, expected_version, true, &writes).await? == Commit::Conflict {
         return Ok(Commit::Conflict);
     }
     // The version check above locked the session's row: its project is the one the calls saw.
     let project: Option<String> = if calls.iter().any(|call| !call.index.is_empty()) {
-        tx.query_one("SELECT project FROM sessions WHERE id = $1", &[&session]).await?.get(0)
+        client.query_one("SELECT project FROM sessions WHERE id = $1", &[&session]).await?.get(0)
     } else {
         None
     };
     for call in calls {
         for blob in &call.blobs {
-            blobs::insert(&tx, session, &blob.entry(&call.plugin), &blob.content.bytes).await?;
+            blobs::insert(client, copying, session, &blob.entry(&call.plugin), &blob.content.bytes).await?;
         }
         if let (Some(project), false) = (&project, call.index.is_empty()) {
-            index::apply(&tx, project, &call.plugin, &call.index).await?;
+            index::apply(client, project, &call.plugin, &call.index).await?;
         }
     }
-    tx.commit().await?;
     Ok(Commit::Done)
 }

@@ -3,7 +3,7 @@
 //! version 5 keep their content in 64 KiB rows of `observation_chunks`, read with SQLite's
 //! incremental blob I/O.
 
-use rusqlite::{Connection, MAIN_DB, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, MAIN_DB, OptionalExtension, Row, params};
 
 use super::contents::Contents;
 use crate::Result;
@@ -11,7 +11,7 @@ use crate::store::{BlobEntry, CHUNK, LiveUsage, kind_from, kind_tag};
 
 /// Inserts the row of `entry` of `session`, whose content file is written, inside an open
 /// transaction.
-pub(crate) fn insert_entry(tx: &Transaction<'_>, session: &str, entry: &BlobEntry) -> Result<()> {
+pub(crate) fn insert_entry(tx: &Connection, session: &str, entry: &BlobEntry) -> Result<()> {
     let mut insert = tx.prepare_cached(
         "INSERT INTO observations (id, plugin, session, turn_id, step_num, executor_name, content_kind,
                                    size_bytes, size_chars, ascii, sha256, summary, metadata, created_at, expires_at,

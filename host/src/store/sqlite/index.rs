@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::Result;
 use crate::store::index::{
@@ -72,7 +72,7 @@ fn scope_for_write(conn: &Connection, project: &str, plugin: &str) -> Result<i64
 }
 
 /// Applies one call's index writes inside the commit's transaction, in `project`.
-pub(super) fn apply(tx: &Transaction<'_>, project: &str, plugin: &str, writes: &[IndexWrite]) -> Result<()> {
+pub(super) fn apply(tx: &Connection, project: &str, plugin: &str, writes: &[IndexWrite]) -> Result<()> {
     let scope = scope_for_write(tx, project, plugin)?;
     for write in writes {
         match write {

@@ -34,7 +34,7 @@ use super::{
     Claim, Commit, Head, IndexFilter, IndexQuery, IndexUsage, IndexedDocument, LiveUsage, PluginEvent, PluginInit,
     PluginWrites, Read, ScopeToRead, SessionExport,
 };
-use crate::store::backend::Backend;
+use crate::store::backend::{Backend, Lease};
 use crate::types::{Checkpoint, Summary, SummaryRequest};
 use crate::types::{Injection, Origin};
 use crate::{BlobEntry, Result, SessionRecord};
@@ -48,6 +48,42 @@ const PEEKERS: usize = 4;
 
 /// The database file and a pool of connections to it; cheap to share with a blocking task.
 pub(crate) struct Sqlite(Arc<Pool>);
+
+/// A re-run's lease on SQLite: a connection inside the `BEGIN IMMEDIATE` that holds the
+/// database's write lock. Dropped before its commit, it rolls back (on the blocking pool when
+/// a runtime is there) and the connection goes back to the pool.
+struct Held {
+    conn: Option<Connection>,
+    pool: Arc<Pool>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else { return };
+        let pool = self.pool.clone();
+        let release = move || {
+            let _ = conn.execute_batch("ROLLBACK");
+            pool.give_back(conn);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(release)),
+            Err(_) => release(),
+        }
+    }
+}
+
+impl Pool {
+    /// Keeps `conn` for reuse, unless it is inside a transaction (an error left it there) or
+    /// the pool is full.
+    fn give_back(&self, conn: Connection) {
+        if conn.is_autocommit() {
+            let mut idle = self.idle.lock().unwrap();
+            if idle.len() < POOL_SIZE {
+                idle.push(conn);
+            }
+        }
+    }
+}
 
 struct Pool {
     path: PathBuf,
@@ -124,12 +160,7 @@ impl Sqlite {
             };
             let result = f(&mut conn, &pool).map_err(|error| busy::named(error, &pool.path));
             // A connection left inside a transaction by an error is not reused.
-            if conn.is_autocommit() {
-                let mut idle = pool.idle.lock().unwrap();
-                if idle.len() < POOL_SIZE {
-                    idle.push(conn);
-                }
-            }
+            pool.give_back(conn);
             result
         })
         .await
@@ -241,6 +272,50 @@ impl Backend for Sqlite {
     async fn commit(&self, session: &str, expected_version: i64, calls: Vec<PluginWrites>) -> Result<Commit> {
         let session = owned(session);
         self.run_in(move |conn, pool| operation::commit(conn, &pool.contents, &session, expected_version, &calls)).await
+    }
+
+    async fn begin_leased(
+        &self,
+        session: &str,
+        turn_id: Option<&str>,
+        tokens: Option<u64>,
+        plugins: Vec<ScopeToRead>,
+    ) -> Result<(Read, Lease)> {
+        let (session, turn_id) = (owned(session), turn_id.map(owned));
+        let pool = self.0.clone();
+        let until = crate::wait::until_now();
+        tokio::task::spawn_blocking(move || {
+            let _waits = busy::Bounded::until(until);
+            let conn = match pool.idle.lock().unwrap().pop() {
+                Some(conn) => conn,
+                None => connect(&pool.path)?,
+            };
+            let read = operation::begin_leased(&conn, &session, turn_id.as_deref(), tokens, &plugins)
+                .map_err(|error| busy::named(error, &pool.path))?;
+            Ok((read, Lease(Box::new(Held { conn: Some(conn), pool }))))
+        })
+        .await
+        .context("database task panicked")?
+    }
+
+    async fn commit_leased(
+        &self,
+        lease: Lease,
+        session: &str,
+        expected_version: i64,
+        calls: Vec<PluginWrites>,
+    ) -> Result<Commit> {
+        let mut held = lease.0.downcast::<Held>().map_err(|_| anyhow::anyhow!("a lease of another backend"))?;
+        let session = owned(session);
+        tokio::task::spawn_blocking(move || {
+            let conn = held.conn.take().expect("a lease commits once");
+            let outcome = operation::commit_leased(&conn, &held.pool.contents, &session, expected_version, &calls)
+                .map_err(|error| busy::named(error, &held.pool.path));
+            held.pool.give_back(conn);
+            outcome
+        })
+        .await
+        .context("database task panicked")?
     }
 
     fn peek_head(&self, session: &str) -> Option<Head> {

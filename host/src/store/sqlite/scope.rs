@@ -31,7 +31,7 @@ fn bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Vec<u8>> {
 }
 
 /// Applies `writes` (both key spaces) inside an open transaction.
-pub(crate) fn apply(tx: &Transaction<'_>, plugin: &str, session: &str, writes: &ScopeWrites) -> Result<()> {
+pub(crate) fn apply(tx: &Connection, plugin: &str, session: &str, writes: &ScopeWrites) -> Result<()> {
     apply_table(tx, &STATE, plugin, session, &writes.state, |v| Value::Blob(v.to_vec()))?;
     // Metadata values were checked to be JSON, so they are UTF-8 and stored as text.
     apply_table(tx, &METADATA, plugin, session, &writes.metadata, |v| {
@@ -63,7 +63,7 @@ const STATE: TableSql = table_sql!("plugin_state");
 const METADATA: TableSql = table_sql!("plugin_metadata");
 
 fn apply_table(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     sql: &TableSql,
     plugin: &str,
     session: &str,

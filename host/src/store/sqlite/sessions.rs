@@ -87,16 +87,22 @@ pub(crate) fn head(conn: &Connection, id: &str) -> Result<Option<Head>> {
 /// this call started it.
 pub(crate) fn start_turn(conn: &mut Connection, id: &str, turn_id: &str, tokens: Option<u64>) -> Result<(u32, bool)> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let current = head(&tx, id)?.ok_or_else(|| Error::SessionNotFound(id.to_owned()))?;
+    let entered = enter_turn(&tx, id, turn_id, tokens)?;
+    tx.commit()?;
+    Ok(entered)
+}
+
+/// [`start_turn`] inside the caller's write transaction.
+pub(crate) fn enter_turn(conn: &Connection, id: &str, turn_id: &str, tokens: Option<u64>) -> Result<(u32, bool)> {
+    let current = head(conn, id)?.ok_or_else(|| Error::SessionNotFound(id.to_owned()))?;
     if current.turn_id.as_deref() == Some(turn_id) {
         return Ok((current.turn_index as u32, false));
     }
     let next = current.turn_index + 1;
-    tx.execute(
+    conn.execute(
         "UPDATE sessions SET turn_id = ?2, turn_index = ?3, total_tokens = coalesce(?4, total_tokens) WHERE id = ?1",
         params![id, turn_id, next, tokens.map(|t| t.min(i64::MAX as u64) as i64)],
     )?;
-    tx.commit()?;
     Ok((next as u32, true))
 }
 
