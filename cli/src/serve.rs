@@ -31,6 +31,7 @@ const SESSION_EXISTS: i64 = -32004;
 const UNKNOWN_TOOL: i64 = -32005;
 const CHECKPOINT_FAILED: i64 = -32006;
 const BUSY: i64 = -32007;
+const STORAGE_FAULT: i64 = -32008;
 
 /// `scratchpad serve`'s options.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -174,6 +175,9 @@ impl From<Error> for Failure {
             Error::InvalidInput { .. } => (INVALID_PARAMS, None),
             Error::Checkpoint { session, .. } => (CHECKPOINT_FAILED, Some(json!({ "session": session }))),
             Error::Busy { waited_ms, .. } => (BUSY, Some(json!({ "waited_ms": waited_ms, "retryable": true }))),
+            Error::DiskFull { database } | Error::ReadOnly { database } => {
+                (STORAGE_FAULT, Some(json!({ "fault": error.code(), "database": database })))
+            }
             _ => (INTERNAL_ERROR, None),
         };
         Failure { code, message, data }

@@ -241,6 +241,23 @@ pub enum Error {
         /// How long the operation waited, in milliseconds.
         waited_ms: u64,
     },
+    /// The disk holding the database is full; nothing of the operation was kept. Once there is
+    /// room the same call, and the same host, work again.
+    #[error("the disk holding the database {database} is full; nothing was kept — free some space on it and retry")]
+    DiskFull {
+        /// The database (a file's path).
+        database: String,
+    },
+    /// The database cannot be written: its file, or the directory or filesystem holding it,
+    /// is read-only; nothing of the operation was kept.
+    #[error(
+        "the database {database} cannot be written: its file, directory or filesystem is read-only; nothing was \
+         kept — make it writable, or use a database elsewhere"
+    )]
+    ReadOnly {
+        /// The database (a file's path).
+        database: String,
+    },
     /// Anything else: storage I/O, configuration files, host bugs.
     #[error(transparent)]
     Other(#[from] anyhow::Error),
@@ -253,10 +270,18 @@ impl Error {
         matches!(self, Error::Conflict { .. } | Error::Busy { .. })
     }
 
-    /// This error, or the [`Error`] inside `error`'s chain of causes (an error of the
-    /// embedding API wrapped with context on its way up).
+    /// The [`Error`] in `error`'s chain of causes (an error of the embedding API wrapped with
+    /// context on its way up), looking through [`Error::Other`] to a named one inside it.
     pub fn find(error: &anyhow::Error) -> Option<&Error> {
-        error.chain().find_map(|cause| cause.downcast_ref::<Error>())
+        let mut found = None;
+        for cause in error.chain() {
+            match cause.downcast_ref::<Error>() {
+                Some(Error::Other(_)) => found = found.or(cause.downcast_ref::<Error>()),
+                Some(named) => return Some(named),
+                None => {}
+            }
+        }
+        found
     }
 
     pub(crate) fn invalid(what: &'static str, message: impl Into<String>) -> Self {
@@ -276,6 +301,8 @@ impl Error {
             Error::Checkpoint { .. } => "checkpoint-failed",
             Error::Conflict { .. } => "conflict",
             Error::Busy { .. } => "busy",
+            Error::DiskFull { .. } => "disk-full",
+            Error::ReadOnly { .. } => "read-only",
             Error::Other(_) => "internal",
         }
     }

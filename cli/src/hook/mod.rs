@@ -97,7 +97,7 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
     let json = match answered {
         Ok(json) => json,
         Err(error) => {
-            let Some(json) = locked(&error, &fallback) else { return Err(error) };
+            let Some(json) = storage_fault(&error, &fallback) else { return Err(error) };
             eprintln!("scratchpad hook: {error:#}");
             Some(json)
         }
@@ -108,15 +108,21 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
     Ok(())
 }
 
-/// The answer to `event` when acting on it failed with `error` because another process held
-/// the database's write lock past the turn's bound: nothing for the model, a line for the
-/// user, and the turn goes on. `None` for any other error.
-pub(crate) fn locked(error: &anyhow::Error, event: &Event) -> Option<String> {
-    let Some(Error::Busy { database, waited_ms }) = Error::find(error) else { return None };
-    let notice = format!(
-        "scratchpad: the database {database} is locked by another writer; after waiting {waited_ms} ms this turn \
-         goes on without the scratchpad"
-    );
+/// The answer to `event` when acting on it failed with `error` because of the machine under
+/// the database — another process held its write lock past the turn's bound, its disk is
+/// full, it cannot be written: nothing for the model, a line for the user, and the turn goes
+/// on. `None` for any other error.
+pub(crate) fn storage_fault(error: &anyhow::Error, event: &Event) -> Option<String> {
+    let notice = match Error::find(error)? {
+        Error::Busy { database, waited_ms } => format!(
+            "scratchpad: the database {database} is locked by another writer; after waiting {waited_ms} ms this \
+             turn goes on without the scratchpad"
+        ),
+        fault @ (Error::DiskFull { .. } | Error::ReadOnly { .. }) => {
+            format!("scratchpad: {fault}. This turn goes on without the scratchpad.")
+        }
+        _ => return None,
+    };
     Some(Answer::Nothing.render(event.runtime, event, Some(&notice)).unwrap_or_default())
 }
 

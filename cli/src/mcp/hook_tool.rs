@@ -46,7 +46,7 @@ pub(crate) async fn call(host: &Host, answering: &Answering, arguments: Map<Stri
         Ok(None) => CallToolResult::success(Vec::new()),
         Err(error) => {
             tracing::warn!(%session, "hook event {name}: {error:#}");
-            match hook::locked(&error, &fallback) {
+            match hook::storage_fault(&error, &fallback) {
                 Some(json) => CallToolResult::success(vec![ContentBlock::text(json)]),
                 None => failed(format!("{error:#}")),
             }

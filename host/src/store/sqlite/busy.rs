@@ -1,13 +1,13 @@
 //! Waiting for another process's write lock on the file: SQLite calls [`wait`] while the lock
-//! it needs is held, and gives up (`SQLITE_BUSY`, named [`Error::Busy`] by [`named`]) once it
+//! it needs is held, and gives up (`SQLITE_BUSY`, named [`Error::Busy`] by `faults.rs`) once it
 //! answers `false`: after [`BUSY_TIMEOUT`], or sooner when the work it runs for is bounded
 //! ([`crate::waiting_at_most`]). SQLite's own busy timeout cannot end at a deadline that
 //! differs per operation; this handler reads the operation's from its blocking thread.
 
 use std::cell::Cell;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[cfg(doc)]
 use crate::Error;
 
 /// How long a connection waits for another writer's lock before giving up, unless the work
@@ -63,22 +63,9 @@ pub(super) fn wait(attempts: i32) -> bool {
     true
 }
 
-/// `error`, or [`Error::Busy`] naming the database at `path` when it is SQLite's "busy" or
-/// "locked" (the lock stayed held past the wait).
-pub(super) fn named(error: Error, path: &Path) -> Error {
-    let Error::Other(inner) = &error else { return error };
-    let busy = inner.chain().any(|cause| {
-        matches!(
-            cause.downcast_ref::<rusqlite::Error>(),
-            Some(rusqlite::Error::SqliteFailure(failure, _))
-                if matches!(failure.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        )
-    });
-    if !busy {
-        return error;
-    }
-    let waited_ms = SINCE.get().map_or(0, |since| since.elapsed().as_millis() as u64);
-    Error::Busy { database: path.display().to_string(), waited_ms }
+/// How long the current wait for the lock has lasted (0 when none began).
+pub(super) fn waited_ms() -> u64 {
+    SINCE.get().map_or(0, |since| since.elapsed().as_millis() as u64)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod checkpoints;
 mod contents;
 mod events;
 mod export;
+mod faults;
 mod identities;
 mod index;
 mod operation;
@@ -156,9 +157,9 @@ impl Sqlite {
             let _waits = busy::Bounded::until(until);
             let mut conn = match pool.idle.lock().unwrap().pop() {
                 Some(conn) => conn,
-                None => connect(&pool.path)?,
+                None => connect(&pool.path).map_err(|error| faults::named(error.into(), &pool.path))?,
             };
-            let result = f(&mut conn, &pool).map_err(|error| busy::named(error, &pool.path));
+            let result = f(&mut conn, &pool).map_err(|error| faults::named(error, &pool.path));
             // A connection left inside a transaction by an error is not reused.
             pool.give_back(conn);
             result
@@ -288,10 +289,10 @@ impl Backend for Sqlite {
             let _waits = busy::Bounded::until(until);
             let conn = match pool.idle.lock().unwrap().pop() {
                 Some(conn) => conn,
-                None => connect(&pool.path)?,
+                None => connect(&pool.path).map_err(|error| faults::named(error.into(), &pool.path))?,
             };
             let read = operation::begin_leased(&conn, &session, turn_id.as_deref(), tokens, &plugins)
-                .map_err(|error| busy::named(error, &pool.path))?;
+                .map_err(|error| faults::named(error, &pool.path))?;
             Ok((read, Lease(Box::new(Held { conn: Some(conn), pool }))))
         })
         .await
@@ -310,7 +311,7 @@ impl Backend for Sqlite {
         tokio::task::spawn_blocking(move || {
             let conn = held.conn.take().expect("a lease commits once");
             let outcome = operation::commit_leased(&conn, &held.pool.contents, &session, expected_version, &calls)
-                .map_err(|error| busy::named(error, &held.pool.path));
+                .map_err(|error| faults::named(error, &held.pool.path));
             held.pool.give_back(conn);
             outcome
         })
