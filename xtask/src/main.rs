@@ -7,10 +7,17 @@
 //!   committed bytes are not what the sources build now.
 //! - `dist [--target TRIPLE]... [--profile NAME] [--out DIR]`: every release artifact (binaries,
 //!   npm packages, wheels) into `target/dist/` with `SHA256SUMS` (see `src/dist/mod.rs`).
+//! - `publish check|crates|npm|wheels|github …`: the release's uploads, each registry's
+//!   packages after those they depend on (see `src/publish.rs` and docs/releasing.md).
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask components [--check]\n       cargo xtask dist [--target TRIPLE]... [--profile NAME] [--out DIR]";
+fn usage() -> String {
+    format!(
+        "usage: cargo xtask components [--check]\n       cargo xtask dist [--target TRIPLE]... [--profile NAME] [--out DIR]\n{}",
+        xtask::publish::USAGE
+    )
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -32,7 +39,12 @@ fn main() -> ExitCode {
                     println!("{}", file.display());
                 }
             }),
-        _ => Err(USAGE.to_owned()),
+        ["publish", rest @ ..] => xtask::publish::run(&workspace, rest).map(|lines| {
+            for line in lines {
+                println!("{line}");
+            }
+        }),
+        _ => Err(usage()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
