@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 mod support;
 
-use support::Process;
+use support::{Process, Rpc};
 
 /// The turn's bound the tests configure: short, so they take little time.
 const TURN_WAIT_MS: u64 = 400;
@@ -115,14 +115,8 @@ fn the_sidecar_answers_before_query_with_a_retryable_busy_error_and_serves_again
     let config = config(dir.path());
     let mut command = support::command();
     command.arg("--db").arg(&db).arg("--config").arg(&config).arg("serve");
-    let mut sidecar = Process::spawn(command);
-    let mut id = 0;
-    let mut request = |sidecar: &mut Process, method: &str, params: Value| -> Value {
-        id += 1;
-        sidecar
-            .send(format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).as_bytes());
-        sidecar.read()
-    };
+    let mut sidecar = Rpc::new(Process::spawn(command));
+    let request = |sidecar: &mut Rpc, method: &str, params: Value| sidecar.request(method, params);
     let created = request(&mut sidecar, "session.create", json!({"session": "s1"}));
     assert!(created.get("result").is_some(), "{created}");
     let turn = |t: &str| json!({"session_id": "s1", "turn_id": t});
@@ -141,7 +135,7 @@ fn the_sidecar_answers_before_query_with_a_retryable_busy_error_and_serves_again
     let served = request(&mut sidecar, "before_query", json!({"turn": turn("t1"), "message": "hello"}));
     assert!(served["result"]["rendered"]["user"].as_str().unwrap().contains("hello"), "{served}");
     assert_eq!(turns(&db, "s1"), before + 1, "the bounded attempt kept nothing, the second entered the turn once");
-    assert!(sidecar.close(), "the sidecar exits 0");
+    assert!(sidecar.process.close(), "the sidecar exits 0");
     assert_eq!(integrity(&db), "ok");
 }
 
@@ -158,23 +152,17 @@ fn the_mcp_hook_tool_answers_with_a_notice_when_the_lock_outlasts_the_bound() {
         .arg(&config)
         .args(["mcp", "--session", "cc-1", "--hook-tool"])
         .env("SCRATCHPAD_HOOK_STATE", dir.path().join("hooks"));
-    let mut server = Process::spawn(command);
-    let mut id = 0;
-    let mut request = |server: &mut Process, method: &str, params: Value| -> Value {
-        id += 1;
-        server
-            .send(format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).as_bytes());
-        server.read()
-    };
+    let mut server = Rpc::new(Process::spawn(command));
+    let mut request = |server: &mut Rpc, method: &str, params: Value| server.request(method, params);
     let init = request(
         &mut server,
         "initialize",
         json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
     );
     assert!(init.get("result").is_some(), "{init}");
-    server.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
     let event = json!({"hook_event_name": "UserPromptSubmit", "session_id": "cc-1", "prompt": "hello"});
-    let hook = |server: &mut Process, request: &mut dyn FnMut(&mut Process, &str, Value) -> Value| -> Value {
+    let hook = |server: &mut Rpc, request: &mut dyn FnMut(&mut Rpc, &str, Value) -> Value| -> Value {
         let answer = request(server, "tools/call", json!({"name": "hook", "arguments": event.clone()}));
         let result = &answer["result"];
         assert_ne!(result["isError"], true, "the hook tool answers, never fails the turn: {answer}");

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 mod support;
 
-use support::Process;
+use support::{Process, Rpc};
 
 /// A tmpfs of `megabytes` mounted on a fresh directory, unmounted when dropped.
 struct Mount {
@@ -60,23 +60,17 @@ fn mount(args: &[&str], dir: &Path) {
 }
 
 /// `scratchpad serve` on `db`, speaking JSON-RPC.
-struct Sidecar {
-    process: Process,
-    id: i64,
-}
+struct Sidecar(Rpc);
 
 impl Sidecar {
     fn start(db: &Path) -> Sidecar {
         let mut command = support::command();
         command.arg("--db").arg(db).arg("serve");
-        Sidecar { process: Process::spawn(command), id: 0 }
+        Sidecar(Rpc::new(Process::spawn(command)))
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
-        self.id += 1;
-        let line = json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params});
-        self.process.send(format!("{line}\n").as_bytes());
-        self.process.read()
+        self.0.request(method, params)
     }
 
     fn ok(&mut self, method: &str, params: Value) -> Value {
@@ -168,7 +162,7 @@ fn a_full_disk_fails_the_write_by_name_keeps_everything_whole_and_the_server_rec
     sidecar.ok("tools.call", json!({"turn": turn("t1"), "name": "session.scratchpad", "arguments": note}));
     let prompt = sidecar.ok("before_query", json!({"turn": turn("t2"), "message": "next"}));
     assert!(prompt.to_string().contains("FULL-PLAN") && prompt.to_string().contains("after the disk was freed"));
-    assert!(sidecar.process.close(), "serve exits 0");
+    assert!(sidecar.0.process.close(), "serve exits 0");
     assert_eq!(integrity(&db), "ok");
     let (files, entries) = files_and_entries(&db);
     assert_eq!((files as i64, entries), (2, 2));

@@ -115,6 +115,29 @@ impl Process {
     }
 }
 
+/// A JSON-RPC 2.0 peer on a [`Process`]'s stdio (`serve`, `mcp`): numbered requests, each
+/// answered by one line.
+pub struct Rpc {
+    pub process: Process,
+    id: i64,
+}
+
+impl Rpc {
+    pub fn new(process: Process) -> Rpc {
+        Rpc { process, id: 0 }
+    }
+
+    /// The answer to request `method` with `params`.
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.id += 1;
+        let line = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params});
+        self.process.send(format!("{line}\n").as_bytes());
+        let answer = self.process.read();
+        assert_eq!(answer["id"], self.id, "{answer}");
+        answer
+    }
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
         let _ = self.child.kill();
