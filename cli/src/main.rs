@@ -17,6 +17,7 @@ mod recall;
 mod serve;
 mod sessions;
 mod setup;
+mod shutdown;
 mod ui;
 
 use std::process::ExitCode;

@@ -42,8 +42,11 @@ pub(crate) struct ServeArgs {
     pub(crate) summarize: bool,
 }
 
-/// Serves requests from stdin until it closes.
+/// Serves requests from stdin until it closes, or the process is asked to stop
+/// ([`Shutdown`](crate::shutdown::Shutdown)); either way every request already taken is
+/// answered before it returns.
 pub(crate) async fn run(mut config: HostConfig, args: ServeArgs) -> anyhow::Result<()> {
+    let mut shutdown = crate::shutdown::Shutdown::listen()?;
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
     let client = summarize::ClientRequests::new(tx.clone());
     if args.summarize {
@@ -67,7 +70,14 @@ pub(crate) async fn run(mut config: HostConfig, args: ServeArgs) -> anyhow::Resu
         line.clear();
         // Bytes, not `String` lines: one line of invalid UTF-8 is a parse error to answer,
         // not an I/O error that ends the server.
-        if stdin.read_until(b'\n', &mut line).await? == 0 {
+        let read = tokio::select! {
+            read = stdin.read_until(b'\n', &mut line) => read?,
+            () = shutdown.requested() => {
+                tracing::info!("asked to stop: answering the {} request(s) taken, taking no more", tasks.len());
+                break;
+            }
+        };
+        if read == 0 {
             break;
         }
         let request = match parse_line(&line) {

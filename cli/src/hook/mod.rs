@@ -62,6 +62,9 @@ pub(crate) struct Answering {
 
 /// Reads one event from stdin, acts on it and prints the answer.
 pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Result<()> {
+    // Asked to stop mid-event (the agent gave up on the hook), the event still finishes —
+    // bounded by the turn's wait and the plugins' deadlines — rather than dying in its commit.
+    let _finish_first = crate::shutdown::Shutdown::listen()?;
     let mut input = Vec::new();
     std::io::stdin()
         .take(event::MAX_INPUT_BYTES + 1)

@@ -108,6 +108,11 @@ impl Process {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"))
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Closes stdin; whether the process then exited with status 0.
     pub fn close(&mut self) -> bool {
         drop(self.stdin.take());

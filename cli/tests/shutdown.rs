@@ -1,0 +1,95 @@
+//! Asked to stop (SIGTERM) in the middle of work: `scratchpad serve` takes no more requests,
+//! answers the one it took — its operation committed whole — and exits 0; `scratchpad hook`
+//! finishes its event instead of dying in it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::Connection;
+use scratchpad_tests::components::PROBE_PATH;
+use serde_json::{Value, json};
+
+mod support;
+
+use support::{Process, Rpc};
+
+/// A configuration loading only the probe component, with `config` and a long call deadline.
+fn config(dir: &Path, config: Value, timeout_ms: u64) -> std::path::PathBuf {
+    let path = dir.join("scratchpad.toml");
+    let text = format!(
+        "[[plugin]]\nname = \"probe\"\npath = {path:?}\nallow_unsigned = true\ngrants = [\"inject\", \"rewrite-tool-calls\", \"replace-tool-results\", \"read-tool-traffic\", \"storage\", \"blobs\", \"config\"]\n\
+         [plugin.config]\n{config}\n[plugin.limits]\ncall_timeout_ms = {timeout_ms}\n",
+        path = PROBE_PATH,
+        config = config.as_object().unwrap().iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join("\n"),
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn terminate(pid: u32) {
+    let status = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn serve_answers_the_request_it_took_then_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let config = config(dir.path(), json!({"prefix": "probe"}), 30_000);
+    let mut command = support::command();
+    command.arg("--db").arg(&db).arg("--config").arg(&config).arg("serve");
+    let mut sidecar = Rpc::new(Process::spawn(command));
+    let created = sidecar.request("session.create", json!({"session": "s1"}));
+    assert!(created.get("result").is_some(), "{created}");
+
+    // A call that writes, then runs for a while (about a second), taken before the signal.
+    let arguments = json!({"secret": "x", "linger": 1_000_000_000u64, "mark": "finished"}).to_string();
+    let call = json!({"jsonrpc": "2.0", "id": 99, "method": "tools.call",
+        "params": {"turn": {"session_id": "s1", "turn_id": "t1"}, "name": "probe.stash", "arguments": arguments}});
+    sidecar.process.send(format!("{call}\n").as_bytes());
+    std::thread::sleep(Duration::from_millis(300));
+    terminate(sidecar.process.pid());
+    let answer = sidecar.process.read();
+    assert_eq!(answer["id"], 99, "{answer}");
+    assert!(answer.get("result").is_some(), "the request taken is answered: {answer}");
+    assert!(sidecar.process.close(), "serve exits 0");
+
+    let conn = Connection::open(&db).unwrap();
+    let kept: i64 = conn
+        .query_row("SELECT count(*) FROM plugin_state WHERE session = 's1' AND key = 'finished'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 1, "its commit finished");
+    let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(integrity, "ok");
+}
+
+#[test]
+fn the_hook_finishes_its_event_when_asked_to_stop() {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Its `before-query` runs until its deadline (1.5 s) and then fails: the event ends with
+    // the hook's answer to a failed plugin (status 3), whatever signal came meanwhile.
+    let config = config(dir.path(), json!({"prefix": "probe", "queryMode": "loop"}), 1_500);
+    let mut child = support::command()
+        .arg("--db")
+        .arg(dir.path().join("s.db"))
+        .arg("--config")
+        .arg(&config)
+        .args(["hook", "--runtime", "claude-code"])
+        .env("SCRATCHPAD_HOOK_STATE", dir.path().join("hooks"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let event = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "go", "cwd": "/tmp"});
+    child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    terminate(child.id());
+    let output = child.wait_with_output().unwrap();
+    let stderr = support::text(&output.stderr);
+    assert_eq!(output.status.signal(), None, "not ended by the signal: {stderr}");
+    assert_eq!(output.status.code(), Some(3), "the event ran to its end (the plugin's timeout): {stderr}");
+    assert!(stderr.contains("timed out"), "{stderr}");
+}
