@@ -93,3 +93,35 @@ fn the_hook_finishes_its_event_when_asked_to_stop() {
     assert_eq!(output.status.code(), Some(3), "the event ran to its end (the plugin's timeout): {stderr}");
     assert!(stderr.contains("timed out"), "{stderr}");
 }
+
+#[test]
+fn mcp_over_stdio_answers_the_call_it_took_then_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let config = config(dir.path(), json!({"prefix": "probe"}), 30_000);
+    let mut command = support::command();
+    command.arg("--db").arg(&db).arg("--config").arg(&config).args(["mcp", "--session", "s1"]);
+    let mut server = Rpc::new(Process::spawn(command));
+    let init = server.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+
+    let arguments = json!({"secret": "x", "linger": 1_000_000_000u64, "mark": "finished"});
+    let call = json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+        "params": {"name": "probe.stash", "arguments": arguments}});
+    server.process.send(format!("{call}\n").as_bytes());
+    std::thread::sleep(Duration::from_millis(300));
+    terminate(server.process.pid());
+    let answer = server.process.read();
+    assert_eq!(answer["id"], 99, "{answer}");
+    assert_ne!(answer["result"]["isError"], true, "the call taken is answered: {answer}");
+    assert!(server.process.close(), "mcp exits 0");
+    let kept: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM plugin_state WHERE session = 's1' AND key = 'finished'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 1, "its commit finished");
+}

@@ -41,8 +41,11 @@ struct Exchange {
     batches: Vec<Batch>,
 }
 
-/// Serves one client on stdin/stdout until stdin closes.
+/// Serves one client on stdin/stdout until stdin closes, or the process is asked to stop
+/// ([`Shutdown`](crate::shutdown::Shutdown)): then it reads no more and ends as when stdin
+/// closes, after answering the requests it took.
 pub(crate) async fn serve(shared: Shared, session: String, guidance: String) -> anyhow::Result<()> {
+    let shutdown = crate::shutdown::Shutdown::listen()?;
     let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 20);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
     let exchange = Arc::new(Mutex::new(Exchange::default()));
@@ -60,7 +63,7 @@ pub(crate) async fn serve(shared: Shared, session: String, guidance: String) -> 
     // Input and output run before `serve`, which returns only after the client's
     // `initialize` went through them.
     let pump = tokio::spawn(pump(from_rmcp, exchange.clone(), out.clone()));
-    let input = tokio::spawn(read_input(to_rmcp, exchange, out));
+    let input = tokio::spawn(read_input(to_rmcp, exchange, out, shutdown));
     let running = Connection::new(shared, session, guidance).serve((rmcp_in, rmcp_out)).await?;
     running.waiting().await?;
     input.await??;
@@ -78,17 +81,26 @@ fn id_key(message: &Value) -> Option<String> {
     message.get("id").filter(|id| id.is_string() || id.is_number()).map(Value::to_string)
 }
 
-/// Reads stdin until it closes; what rmcp can take goes to `to_rmcp`, answers to `out`.
+/// Reads stdin until it closes or the process is asked to stop; what rmcp can take goes to
+/// `to_rmcp`, answers to `out`.
 async fn read_input(
     mut to_rmcp: tokio::io::DuplexStream,
     exchange: Arc<Mutex<Exchange>>,
     out: mpsc::UnboundedSender<Value>,
+    mut shutdown: crate::shutdown::Shutdown,
 ) -> anyhow::Result<()> {
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
     loop {
         line.clear();
-        if stdin.read_until(b'\n', &mut line).await? == 0 {
+        let read = tokio::select! {
+            read = stdin.read_until(b'\n', &mut line) => read?,
+            () = shutdown.requested() => {
+                tracing::info!("asked to stop: reading no more requests");
+                return Ok(());
+            }
+        };
+        if read == 0 {
             return Ok(());
         }
         let Ok(text) = std::str::from_utf8(&line) else {
