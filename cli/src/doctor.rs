@@ -16,6 +16,7 @@ use serde_json::json;
 
 use crate::args::Global;
 use crate::output::print_json;
+use crate::shell::quote;
 
 /// Most problems listed of each check.
 const MAX_LISTED: usize = 20;
@@ -114,15 +115,6 @@ fn move_aside(path: &str) -> Vec<String> {
         .filter(|suffix| suffix.is_empty() || Path::new(&format!("{path}{suffix}")).exists())
         .map(|suffix| format!("mv {} {}", quote(&format!("{path}{suffix}")), quote(&format!("{path}.damaged{suffix}"))))
         .collect()
-}
-
-/// `text` as one word of a POSIX shell command line.
-fn quote(text: &str) -> String {
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./:@%+,=".contains(&b)) {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 /// What the checks found in one database file.
@@ -307,19 +299,5 @@ pub(crate) fn hint(error: anyhow::Error, global: &Global) -> anyhow::Error {
             ))
         }
         _ => error,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::quote;
-
-    #[test]
-    fn a_path_is_quoted_for_the_shell_only_when_it_needs_it() {
-        assert_eq!(quote("/var/lib/scratchpad/s.db"), "/var/lib/scratchpad/s.db");
-        assert_eq!(quote("my data/s.db"), "'my data/s.db'");
-        assert_eq!(quote("it's.db"), r"'it'\''s.db'");
-        assert_eq!(quote("$(rm -rf ~).db"), "'$(rm -rf ~).db'");
-        assert_eq!(quote(""), "''");
     }
 }

@@ -17,6 +17,7 @@ mod recall;
 mod serve;
 mod sessions;
 mod setup;
+mod shell;
 mod shutdown;
 mod ui;
 

@@ -76,7 +76,7 @@ fn fragment(binary: &Path) -> DocumentMut {
     let mut fragment: DocumentMut = FRAGMENT.parse().expect("the committed fragment is TOML");
     let path = binary.to_string_lossy();
     fragment["mcp_servers"]["scratchpad"]["command"] = value(path.as_ref());
-    let quoted = shell_quote(&path);
+    let quoted = crate::shell::quote(&path);
     for (_, entries) in fragment["hooks"].as_table_mut().expect("the fragment has hooks").iter_mut() {
         for entry in entries.as_array_of_tables_mut().into_iter().flat_map(|a| a.iter_mut()) {
             for hook in entry["hooks"].as_array_of_tables_mut().into_iter().flat_map(|a| a.iter_mut()) {
@@ -147,15 +147,6 @@ fn last_position(table: &Table) -> isize {
         }
     }
     last
-}
-
-/// `text` as one word for a POSIX shell (as it is when it needs no quotes).
-fn shell_quote(text: &str) -> String {
-    if !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 #[cfg(test)]

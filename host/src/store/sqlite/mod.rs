@@ -74,6 +74,15 @@ impl Drop for Held {
 }
 
 impl Pool {
+    /// An idle connection, or a new one; a fault of the machine (a full disk, a read-only
+    /// file) named as such.
+    fn take(&self) -> Result<Connection> {
+        match self.idle.lock().unwrap().pop() {
+            Some(conn) => Ok(conn),
+            None => connect(&self.path).map_err(|error| faults::named(error.into(), &self.path)),
+        }
+    }
+
     /// Keeps `conn` for reuse, unless it is inside a transaction (an error left it there) or
     /// the pool is full.
     fn give_back(&self, conn: Connection) {
@@ -155,10 +164,7 @@ impl Sqlite {
         let until = crate::wait::until_now();
         tokio::task::spawn_blocking(move || {
             let _waits = busy::Bounded::until(until);
-            let mut conn = match pool.idle.lock().unwrap().pop() {
-                Some(conn) => conn,
-                None => connect(&pool.path).map_err(|error| faults::named(error.into(), &pool.path))?,
-            };
+            let mut conn = pool.take()?;
             let result = f(&mut conn, &pool).map_err(|error| faults::named(error, &pool.path));
             // A connection left inside a transaction by an error is not reused.
             pool.give_back(conn);
@@ -287,10 +293,7 @@ impl Backend for Sqlite {
         let until = crate::wait::until_now();
         tokio::task::spawn_blocking(move || {
             let _waits = busy::Bounded::until(until);
-            let conn = match pool.idle.lock().unwrap().pop() {
-                Some(conn) => conn,
-                None => connect(&pool.path).map_err(|error| faults::named(error.into(), &pool.path))?,
-            };
+            let conn = pool.take()?;
             let read = operation::begin_leased(&conn, &session, turn_id.as_deref(), tokens, &plugins)
                 .map_err(|error| faults::named(error, &pool.path))?;
             Ok((read, Lease(Box::new(Held { conn: Some(conn), pool }))))
