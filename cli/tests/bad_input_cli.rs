@@ -3,10 +3,10 @@
 //! and leaves the database byte-for-byte unchanged. (The API's table is
 //! `tests/tests/bad_input.rs`.)
 
+use crate::support;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
-mod support;
 
 use scratchpad_tests::dump_all;
 use support::run as scratchpad;

@@ -4,7 +4,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod support;
+use crate::support;
 
 use support::{json_of, run as scratchpad, text};
 

@@ -3,7 +3,7 @@
 //! creating anything, prints a recovery that works when followed as printed, and says plainly
 //! what it cannot check.
 
-mod support;
+use crate::support;
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! never the password, and `scratchpad migrate` moving an embedded store up — after which the
 //! PostgreSQL host shows the same state and builds the same prompts.
 
-mod support;
+use crate::support;
 
 use std::process::Output;
 

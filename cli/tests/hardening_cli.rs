@@ -8,7 +8,7 @@
 
 use scratchpad_tests::components::HOSTILE_PATH;
 
-mod support;
+use crate::support;
 
 use support::run as scratchpad;
 

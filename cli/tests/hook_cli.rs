@@ -7,7 +7,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 const PREFIX: &str = "mcp__plugin_scratchpad_scratchpad__";
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::{Process, Rpc};
 

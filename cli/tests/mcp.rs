@@ -2,7 +2,7 @@
 //! initialize → tools/list → tools/call → resources/read over stdio; then the state it wrote
 //! is visible to the next process on the same database.
 
-mod support;
+use crate::support;
 
 #[test]
 fn the_mcp_python_sdk_uses_the_scratchpad_over_stdio() {

@@ -15,7 +15,7 @@ use std::process::Command;
 
 use scratchpad_tests::runtimes;
 
-mod support;
+use crate::support;
 
 /// The scenarios that apply, each of which must pass.
 const APPLICABLE: &[&str] = &[

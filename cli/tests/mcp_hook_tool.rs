@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::Process;
 

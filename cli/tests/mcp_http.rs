@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-mod support;
+use crate::support;
 
 #[test]
 fn the_mcp_python_sdk_uses_the_http_server_with_its_token_on_isolated_sessions() {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use scratchpad_tests::runtimes;
 
-mod support;
+use crate::support;
 
 /// The token the server is started with (from a file; at least 16 characters).
 const TOKEN: &str = "inspector-test-token-5f1c9a7e2b";

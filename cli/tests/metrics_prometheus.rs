@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use scratchpad_tests::components::PROBE_PATH;
 use scratchpad_tests::setup;
 
-mod support;
+use crate::support;
 
 #[test]
 fn prometheus_counts_one_timeout_one_quota_refusal_and_one_rejected_append() {

@@ -5,7 +5,7 @@
 use std::io::BufRead;
 use std::path::Path;
 
-mod support;
+use crate::support;
 
 use support::{json_of, run, text, viewer_page};
 

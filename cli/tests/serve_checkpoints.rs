@@ -2,7 +2,7 @@
 //! of `scratchpad serve --summarize` answers the server's `summarize` requests with a scripted
 //! model, and declines one.
 
-mod support;
+use crate::support;
 
 #[test]
 fn a_python_client_writes_checkpoints_by_answering_summarize() {

@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use scratchpad_tests::components::PROBE_PATH;
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::{Process, Rpc};
 

@@ -11,7 +11,7 @@ use std::process::Command;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::{Process, Rpc};
 

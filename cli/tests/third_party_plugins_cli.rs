@@ -11,7 +11,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-mod support;
+use crate::support;
 
 use support::{json_of, text, viewer_page};
 

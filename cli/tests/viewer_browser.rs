@@ -7,7 +7,7 @@
 use scratchpad_tests::runtimes::{python_with, root};
 use scratchpad_tests::{Fixture, setup};
 
-mod support;
+use crate::support;
 
 /// Runs the browser script against `database`, writing the screenshot to `screenshot`.
 fn browse(database: &str, screenshot: &std::path::Path) {

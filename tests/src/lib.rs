@@ -19,6 +19,15 @@ pub mod scripted;
 pub mod setup;
 pub mod third_party;
 
+/// The name the test harness knows a test by, for re-running it alone in a child process
+/// (`--exact NAME`): its path below the test binary's crate, from the test's `module_path!()`.
+pub fn test_name(module_path: &str, test: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_crate, module)) => format!("{module}::{test}"),
+        None => test.to_owned(),
+    }
+}
+
 /// The built `scratchpad` CLI, `target/<profile>/scratchpad` beside the test binary's `deps/`:
 /// `cargo test --workspace` builds it for the CLI crate's own tests; alone, build it first.
 pub fn scratchpad_binary() -> PathBuf {

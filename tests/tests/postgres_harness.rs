@@ -166,7 +166,14 @@ fn the_server_stops_when_its_test_process_exits_or_is_killed() {
     let own_dir = own.psql("postgres", "SHOW data_directory");
     for mode in ["exit", "kill"] {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "the_server_stops_when_its_test_process_exits_or_is_killed", "--nocapture"])
+            .args([
+                "--exact",
+                &scratchpad_tests::test_name(
+                    module_path!(),
+                    "the_server_stops_when_its_test_process_exits_or_is_killed",
+                ),
+                "--nocapture",
+            ])
             .env(CHILD_MODE, mode)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

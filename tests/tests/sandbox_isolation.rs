@@ -39,7 +39,11 @@ const SECRET_VAR: &str = "SCRATCHPAD_TEST_SECRET";
 fn the_environment_is_denied() {
     let exe = std::env::current_exe().unwrap();
     let out = Command::new(exe)
-        .args(["--exact", "environment_probe_in_a_child_process", "--test-threads=1"])
+        .args([
+            "--exact",
+            &scratchpad_tests::test_name(module_path!(), "environment_probe_in_a_child_process"),
+            "--test-threads=1",
+        ])
         .env(SECRET_VAR, "hunter2")
         .output()
         .unwrap();
