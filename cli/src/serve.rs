@@ -32,6 +32,7 @@ const UNKNOWN_TOOL: i64 = -32005;
 const CHECKPOINT_FAILED: i64 = -32006;
 const BUSY: i64 = -32007;
 const STORAGE_FAULT: i64 = -32008;
+const UNAVAILABLE: i64 = -32009;
 
 /// `scratchpad serve`'s options.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -188,6 +189,7 @@ impl From<Error> for Failure {
             Error::DiskFull { database } | Error::ReadOnly { database } => {
                 (STORAGE_FAULT, Some(json!({ "fault": error.code(), "database": database })))
             }
+            Error::Unavailable { .. } => (UNAVAILABLE, Some(json!({ "retryable": true }))),
             _ => (INTERNAL_ERROR, None),
         };
         Failure { code, message, data }

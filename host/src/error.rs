@@ -258,6 +258,20 @@ pub enum Error {
         /// The database (a file's path).
         database: String,
     },
+    /// The database server cannot be reached, or it ended the connection mid-operation (it
+    /// was stopped or restarted). The operation was not completed and nothing of it was kept —
+    /// with one exception: when the connection broke after a commit was sent and before the
+    /// server answered, that commit may have landed. Retryable: the same host serves the call
+    /// once the server is back, on new connections.
+    #[error(
+        "the database server is unavailable: {cause}; the operation was not completed and nothing of it was \
+         kept (unless the connection broke while a commit was on its way) — retry once the server is back"
+    )]
+    Unavailable {
+        /// What failed (naming the server, by its URL without the password, when connecting
+        /// to it failed).
+        cause: String,
+    },
     /// Anything else: storage I/O, configuration files, host bugs.
     #[error(transparent)]
     Other(#[from] anyhow::Error),
@@ -265,9 +279,10 @@ pub enum Error {
 
 impl Error {
     /// Whether the same call may succeed if made again unchanged: a lost commit race
-    /// ([`Error::Conflict`]) or a lock held by another writer ([`Error::Busy`]).
+    /// ([`Error::Conflict`]), a lock held by another writer ([`Error::Busy`]), a database
+    /// server away ([`Error::Unavailable`]).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Conflict { .. } | Error::Busy { .. })
+        matches!(self, Error::Conflict { .. } | Error::Busy { .. } | Error::Unavailable { .. })
     }
 
     /// The [`Error`] in `error`'s chain of causes (an error of the embedding API wrapped with
@@ -303,6 +318,7 @@ impl Error {
             Error::Busy { .. } => "busy",
             Error::DiskFull { .. } => "disk-full",
             Error::ReadOnly { .. } => "read-only",
+            Error::Unavailable { .. } => "unavailable",
             Error::Other(_) => "internal",
         }
     }

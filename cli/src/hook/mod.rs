@@ -113,7 +113,7 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
 
 /// The answer to `event` when acting on it failed with `error` because of the machine under
 /// the database — another process held its write lock past the turn's bound, its disk is
-/// full, it cannot be written: nothing for the model, a line for the user, and the turn goes
+/// full, it cannot be written, its server is away: nothing for the model, a line for the user, and the turn goes
 /// on. `None` for any other error.
 pub(crate) fn storage_fault(error: &anyhow::Error, event: &Event) -> Option<String> {
     let notice = match Error::find(error)? {
@@ -121,7 +121,7 @@ pub(crate) fn storage_fault(error: &anyhow::Error, event: &Event) -> Option<Stri
             "scratchpad: the database {database} is locked by another writer; after waiting {waited_ms} ms this \
              turn goes on without the scratchpad"
         ),
-        fault @ (Error::DiskFull { .. } | Error::ReadOnly { .. }) => {
+        fault @ (Error::DiskFull { .. } | Error::ReadOnly { .. } | Error::Unavailable { .. }) => {
             format!("scratchpad: {fault}. This turn goes on without the scratchpad.")
         }
         _ => return None,

@@ -95,29 +95,57 @@ impl Postgres {
         Ok(db)
     }
 
-    /// A pooled connection; an unreachable server is an error naming it and what to check.
+    /// A pooled connection; an unreachable server is [`Error::Unavailable`] naming it and what
+    /// to check. (Connections the server closed — a restart — are dropped by the pool's
+    /// recycling check and replaced, so the same host recovers when the server is back.)
     async fn client(&self) -> Result<Object> {
         self.pool.get().await.map_err(|e| {
-            let cause = match e {
-                deadpool_postgres::PoolError::Backend(e) => match (e.as_db_error(), std::error::Error::source(&e)) {
-                    (Some(db), _) => db.message().to_owned(),
-                    (None, Some(source)) => format!("{e}: {source}"),
-                    (None, None) => e.to_string(),
-                },
-                other => other.to_string(),
+            let (cause, away) = match e {
+                deadpool_postgres::PoolError::Backend(e) => {
+                    let away = connection_lost(&e);
+                    let cause = match (e.as_db_error(), std::error::Error::source(&e)) {
+                        (Some(db), _) => db.message().to_owned(),
+                        (None, Some(source)) => format!("{e}: {source}"),
+                        (None, None) => e.to_string(),
+                    };
+                    (cause, away)
+                }
+                deadpool_postgres::PoolError::Timeout(_) => (e.to_string(), true),
+                other => (other.to_string(), false),
             };
-            Error::Other(anyhow::anyhow!(
+            let cause = format!(
                 "cannot connect to the PostgreSQL server at {}: {cause}. Check that the server is running and \
                  accepts connections at that host and port, and the URL's user, password and database",
                 self.shown
-            ))
+            );
+            match away {
+                true => Error::Unavailable { cause },
+                false => Error::Other(anyhow::anyhow!(cause)),
+            }
         })
     }
 }
 
+/// Whether `error` says the server is away — the connection is closed or broke, the server
+/// refused it or is shutting down, starting up or restarting (SQLSTATE class 08, 57P01–57P03)
+/// — rather than that it refused the statement.
+fn connection_lost(error: &tokio_postgres::Error) -> bool {
+    if error.is_closed() {
+        return true;
+    }
+    if let Some(db) = error.as_db_error() {
+        let code = db.code().code();
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    std::error::Error::source(error).is_some_and(|source| source.is::<std::io::Error>())
+}
+
 impl From<tokio_postgres::Error> for Error {
     fn from(error: tokio_postgres::Error) -> Self {
-        Error::Other(anyhow::Error::new(error).context("database error"))
+        match connection_lost(&error) {
+            true => Error::Unavailable { cause: format!("the connection to the PostgreSQL server broke: {error}") },
+            false => Error::Other(anyhow::Error::new(error).context("database error")),
+        }
     }
 }
 
