@@ -78,8 +78,6 @@ pub fn replay(build: &Build, target: &Target) -> Result<Command, String> {
 }
 
 fn write_executable(path: &Path, text: &str) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| format!("chmod {}: {e}", path.display()))
+    super::set_executable(path)
 }

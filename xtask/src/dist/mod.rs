@@ -173,6 +173,23 @@ fn write_sha256sums(out: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// Marks `path` executable (mode 0755), as a binary or script must be inside a package for
+/// Linux. Only Unix has the modes; elsewhere the file stays as it is (`dist` runs on Linux: a
+/// package packed on Windows would carry no executable bit, but xtask still compiles there).
+pub(crate) fn set_executable(path: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("chmod {}: {e}", path.display()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
+    }
+}
+
 /// Runs `command` with its output passing through; on failure, what failed.
 pub(crate) fn run(command: &mut Command, what: &str) -> Result<(), String> {
     let status = command.status().map_err(|e| format!("{what}: could not start {:?}: {e}", command.get_program()))?;

@@ -213,8 +213,6 @@ pub(super) fn copy(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 fn copy_executable(from: &Path, to: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
     copy(from, to)?;
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| format!("chmod {}: {e}", to.display()))
+    super::set_executable(to)
 }
