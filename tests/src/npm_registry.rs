@@ -93,6 +93,12 @@ impl NpmRegistry {
         );
     }
 
+    /// The `.npmrc` of the publishing user `ci` (its token for this registry), for a publisher
+    /// run with `NPM_CONFIG_USERCONFIG`.
+    pub fn publisher_npmrc(&self) -> &Path {
+        &self.publisher_npmrc
+    }
+
     /// Where the registry keeps the tarball of `name` (`@scope/name`) at `version`, as
     /// published: to damage it, as a bad mirror or disk would.
     pub fn stored_tarball(&self, name: &str, version: &str) -> PathBuf {

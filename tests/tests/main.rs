@@ -30,6 +30,7 @@ mod project_index;
 mod published_crates;
 mod python_wheel;
 mod recall;
+mod release_rehearsal;
 mod sandbox_hostile;
 mod sandbox_isolation;
 mod scratchpad_extension;

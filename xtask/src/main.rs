@@ -9,13 +9,16 @@
 //!   npm packages, wheels) into `target/dist/` with `SHA256SUMS` (see `src/dist/mod.rs`).
 //! - `publish check|crates|npm|wheels|github …`: the release's uploads, each registry's
 //!   packages after those they depend on (see `src/publish.rs` and docs/releasing.md).
+//! - `release --dry-run …`: the release workflow rehearsed here against a loopback npm registry
+//!   and Python index (see `src/release.rs`).
 
 use std::process::ExitCode;
 
 fn usage() -> String {
     format!(
-        "usage: cargo xtask components [--check]\n       cargo xtask dist [--target TRIPLE]... [--profile NAME] [--out DIR]\n{}",
-        xtask::publish::USAGE
+        "usage: cargo xtask components [--check]\n       cargo xtask dist [--target TRIPLE]... [--profile NAME] [--out DIR]\n{}\n{}",
+        xtask::publish::USAGE,
+        xtask::release::USAGE
     )
 }
 
@@ -40,6 +43,11 @@ fn main() -> ExitCode {
                 }
             }),
         ["publish", rest @ ..] => xtask::publish::run(&workspace, rest).map(|lines| {
+            for line in lines {
+                println!("{line}");
+            }
+        }),
+        ["release", rest @ ..] => xtask::release::run(&workspace, rest).map(|lines| {
             for line in lines {
                 println!("{line}");
             }

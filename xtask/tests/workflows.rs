@@ -258,3 +258,55 @@ fn the_publish_order_is_the_same_on_every_run() {
         .collect();
     assert_eq!(xtask::publish::order::dependencies_first(&packages).unwrap(), ["a", "c", "b"]);
 }
+
+#[test]
+fn artifacts_out_of_lockstep_are_all_named_before_any_upload() {
+    let dist = tempfile::tempdir().unwrap();
+    let v = "1.2.0";
+    npm_tarball(dist.path(), "p.tgz", serde_json::json!({ "name": "@s/cli-linux-x64", "version": v }));
+    npm_tarball(
+        dist.path(),
+        "l.tgz",
+        serde_json::json!({ "name": "@s/cli", "version": v, "optionalDependencies": { "@s/cli-linux-x64": v } }),
+    );
+    std::fs::write(dist.path().join("s_cli-1.2.0-py3-none-any.whl"), "").unwrap();
+    std::fs::write(dist.path().join("scratchpad-1.2.0-x86_64-unknown-linux-gnu.tar.gz"), "").unwrap();
+    let checked = xtask::publish::lockstep::artifacts(dist.path(), v).unwrap();
+    assert!(checked.ends_with("2 npm packages, 1 wheels and 1 archives at 1.2.0"), "{checked}");
+
+    // A platform package packed at another version, the launcher still naming the old one, and
+    // an old wheel and archive left beside the new: each named, in one error.
+    npm_tarball(dist.path(), "p.tgz", serde_json::json!({ "name": "@s/cli-linux-x64", "version": "1.2.1" }));
+    std::fs::write(dist.path().join("s_cli-1.1.0-py3-none-any.whl"), "").unwrap();
+    std::fs::write(dist.path().join("scratchpad-1.1.0-x86_64-unknown-linux-gnu.tar.gz"), "").unwrap();
+    let error = xtask::publish::lockstep::artifacts(dist.path(), v).unwrap_err();
+    for expected in [
+        "npm package @s/cli-linux-x64 is 1.2.1 (p.tgz)",
+        "wheel s_cli-1.1.0-py3-none-any.whl is 1.1.0, not 1.2.0",
+        "archive scratchpad-1.1.0-x86_64-unknown-linux-gnu.tar.gz",
+        "nothing was published",
+    ] {
+        assert!(error.contains(expected), "`{expected}` in: {error}");
+    }
+    assert!(!error.contains("l.tgz wants"), "the launcher names the platform package at the version: {error}");
+
+    npm_tarball(
+        dist.path(),
+        "l.tgz",
+        serde_json::json!({ "name": "@s/cli", "version": v, "optionalDependencies": { "@s/cli-linux-x64": "1.1.0" } }),
+    );
+    let error = xtask::publish::lockstep::artifacts(dist.path(), v).unwrap_err();
+    assert!(error.contains("l.tgz wants @s/cli-linux-x64 at \"1.1.0\" in its optionalDependencies"), "{error}");
+}
+
+#[test]
+fn a_pre_release_goes_out_under_next_and_a_release_under_latest() {
+    use xtask::publish::{lockstep::pep440, npm::dist_tag};
+    assert_eq!(dist_tag("1.2.0"), "latest");
+    assert_eq!(dist_tag("1.2.0-rc.1"), "next");
+    // The wheels spell a pre-release as PEP 440 does (maturin's spelling of Cargo's version).
+    assert_eq!(pep440("1.2.0"), "1.2.0");
+    assert_eq!(pep440("1.2.0-rc.1"), "1.2.0rc1");
+    assert_eq!(pep440("1.2.0-alpha.2"), "1.2.0a2");
+    assert_eq!(pep440("1.2.0-beta.3"), "1.2.0b3");
+}

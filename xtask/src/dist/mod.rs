@@ -32,7 +32,7 @@ pub mod npm;
 mod precompiled;
 mod python;
 pub mod targets;
-mod tools;
+pub(crate) mod tools;
 
 use sha2::{Digest, Sha256};
 pub use targets::Target;

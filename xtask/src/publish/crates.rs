@@ -1,5 +1,7 @@
-//! `cargo xtask publish crates [--dry-run]`: `cargo publish` of every publishable crate of the
-//! workspace, each after the crates it depends on.
+//! `cargo xtask publish crates [--dry-run] [--no-verify]`: `cargo publish` of every publishable
+//! crate of the workspace, each after the crates it depends on (`--no-verify`: packaged and
+//! checked, not built; the release rehearsal's test uses it, since tests/tests/published_crates.rs
+//! builds the packaged crates already).
 //!
 //! Which crates and in which order come from `cargo metadata`, never from a list written here:
 //! a crate is publishable unless its manifest says `publish = false`; it depends on the workspace
@@ -92,16 +94,35 @@ pub fn publish_order(metadata: &Value) -> Result<Vec<Crate>, String> {
     Ok(order.into_iter().map(|name| crates.remove(&name).unwrap()).collect())
 }
 
+/// How `cargo publish` runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `--dry-run`: everything but the upload.
+    pub dry_run: bool,
+    /// Build each packaged crate (cargo's default); without it, packaged and checked only.
+    pub verify: bool,
+    /// Package the working tree's files even where they differ from git's (`--allow-dirty`):
+    /// for a rehearsal of a release not yet committed; a release publishes its tag's checkout.
+    pub allow_dirty: bool,
+}
+
 /// Publishes every publishable crate in order, one `cargo publish` each (cargo waits until
 /// the registry serves a crate before it returns, so the next one resolves it). With
 /// `dry_run`, one `cargo publish --dry-run` of them all, in the same order: cargo packages and
 /// builds each against the others' packaged sources, since none of them is on the registry
 /// yet. crates.io's token comes from the environment (`CARGO_REGISTRY_TOKEN`).
-pub fn publish(workspace: &Path, dry_run: bool) -> Result<Vec<String>, String> {
+pub fn publish(workspace: &Path, options: &Options) -> Result<Vec<String>, String> {
+    let Options { dry_run, verify, allow_dirty } = *options;
     let crates = publish_order(&metadata(workspace)?)?;
     let cargo = || {
         let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         cargo.args(["publish", "--locked"]).current_dir(workspace);
+        if !verify {
+            cargo.arg("--no-verify");
+        }
+        if allow_dirty {
+            cargo.arg("--allow-dirty");
+        }
         cargo
     };
     if dry_run {

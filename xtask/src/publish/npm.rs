@@ -5,15 +5,24 @@
 //! whose `optionalDependencies` name them. A user who installs a package in between therefore
 //! never meets a dependency that is not there yet.
 //!
-//! The order comes from each tarball's own `package.json`, not from a list written here. A
-//! package whose version the registry already has is skipped, so a release whose publish
-//! failed half-way is finished by running the job again.
+//! The order comes from each tarball's own `package.json`, not from a list written here.
+//!
+//! A version is published once. Before uploading anything, every package's version is looked up
+//! on the registry: if one is already there, nothing is published and the error names each
+//! (a version that was not bumped, or a release already out). `--resume` finishes a release
+//! whose publish stopped half-way (the job run again): a package already there with the same
+//! tarball (npm's `integrity`) is skipped, one there with other bytes is refused.
+//!
+//! The dist-tag is `latest` for a release version and `next` for a pre-release (`1.2.0-rc.1`),
+//! so `npm install @scratchpad-dev/cli` never picks a release candidate; `--tag` overrides it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use base64::Engine;
 use serde_json::Value;
+use sha2::{Digest, Sha512};
 
 /// A packed npm package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,13 +42,30 @@ pub struct Options {
     pub dir: PathBuf,
     /// Another registry than the user's configured one.
     pub registry: Option<String>,
-    /// The dist-tag (npm's default: `latest`).
+    /// The dist-tag; [`dist_tag`] of the version when none is given.
     pub tag: Option<String>,
     /// `npm publish --provenance` (needs a CI with an OIDC token: GitHub Actions'
     /// `id-token: write`).
     pub provenance: bool,
     /// `npm publish --dry-run`: everything but the upload.
     pub dry_run: bool,
+    /// Skip the packages the registry already has with the same tarball (a publish that
+    /// stopped half-way, run again); without it any package already there stops everything.
+    pub resume: bool,
+    /// The npm configuration file of the publishing user (`NPM_CONFIG_USERCONFIG`), when not
+    /// the user's own `~/.npmrc`.
+    pub userconfig: Option<PathBuf>,
+}
+
+/// The dist-tag a version goes out under: `next` for a pre-release, `latest` otherwise.
+pub fn dist_tag(version: &str) -> &'static str {
+    if version.contains('-') { "next" } else { "latest" }
+}
+
+/// npm's `integrity` of a tarball: `sha512-` and the base64 of its SHA-512.
+pub fn integrity(file: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+    Ok(format!("sha512-{}", base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&bytes))))
 }
 
 /// The manifest inside an npm tarball (`package/package.json`), read with `tar`.
@@ -96,23 +122,58 @@ pub fn publish_order(dir: &Path) -> Result<Vec<Package>, String> {
     Ok(order.into_iter().map(|name| packages.remove(&name).unwrap()).collect())
 }
 
+/// The packages of `packages` whose version the registry already serves, with the integrity
+/// the registry has for each.
+pub fn already_published(packages: &[Package], options: &Options) -> Vec<(Package, String)> {
+    packages
+        .iter()
+        .filter_map(|package| {
+            let id = format!("{}@{}", package.name, package.version);
+            registry_integrity(&id, options).map(|integrity| (package.clone(), integrity))
+        })
+        .collect()
+}
+
 /// Publishes the packages of `options.dir` in order; a line per package.
 pub fn publish(options: &Options) -> Result<Vec<String>, String> {
+    let order = publish_order(&options.dir)?;
+    let mut skip = Vec::new();
+    if !options.dry_run {
+        let there = already_published(&order, options);
+        if !there.is_empty() && !options.resume {
+            let ids: Vec<String> = there.iter().map(|(p, _)| format!("{}@{}", p.name, p.version)).collect();
+            return Err(format!(
+                "the npm registry already has {}: a version is published once, so nothing was published (bump \
+                 the version, docs/releasing.md; or finish a publish that stopped half-way with --resume)",
+                ids.join(", ")
+            ));
+        }
+        let mut differ = Vec::new();
+        for (package, theirs) in there {
+            if integrity(&package.file)? == theirs {
+                skip.push(package.name);
+            } else {
+                differ.push(format!("{}@{} ({theirs})", package.name, package.version));
+            }
+        }
+        if !differ.is_empty() {
+            return Err(format!(
+                "the npm registry already has other bytes for {}: these tarballs are not the ones published, so \
+                 nothing was published",
+                differ.join(", ")
+            ));
+        }
+    }
     let mut done = Vec::new();
-    for package in publish_order(&options.dir)? {
+    for package in order {
         let id = format!("{}@{}", package.name, package.version);
-        if !options.dry_run && published(&id, options.registry.as_deref()) {
-            done.push(format!("{id} is already on the registry: skipped"));
+        if skip.contains(&package.name) {
+            done.push(format!("{id} is already on the registry with these bytes: skipped"));
             continue;
         }
-        let mut npm = Command::new("npm");
-        npm.arg("publish").arg(&package.file).args(["--access", "public"]);
-        if let Some(registry) = &options.registry {
-            npm.args(["--registry", registry]);
-        }
-        if let Some(tag) = &options.tag {
-            npm.args(["--tag", tag]);
-        }
+        let tag = options.tag.clone().unwrap_or_else(|| dist_tag(&package.version).to_owned());
+        let mut npm = npm_command(options);
+        npm.arg("publish").arg(&package.file).args(["--access", "public", "--tag", &tag]);
         if options.provenance {
             npm.arg("--provenance");
         }
@@ -120,17 +181,26 @@ pub fn publish(options: &Options) -> Result<Vec<String>, String> {
             npm.arg("--dry-run");
         }
         crate::dist::run(&mut npm, &format!("npm publish of {id}"))?;
-        done.push(format!("{id}{}", if options.dry_run { " (dry run)" } else { "" }));
+        done.push(format!("{id} under the dist-tag {tag}{}", if options.dry_run { " (dry run)" } else { "" }));
     }
     Ok(done)
 }
 
-/// Whether the registry already serves `id` (`name@version`).
-fn published(id: &str, registry: Option<&str>) -> bool {
+/// An `npm` command with the options' registry and user configuration.
+fn npm_command(options: &Options) -> Command {
     let mut npm = Command::new("npm");
-    npm.args(["view", id, "version"]);
-    if let Some(registry) = registry {
+    if let Some(registry) = &options.registry {
         npm.args(["--registry", registry]);
     }
-    npm.output().is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty())
+    if let Some(userconfig) = &options.userconfig {
+        npm.env("NPM_CONFIG_USERCONFIG", userconfig);
+    }
+    npm
+}
+
+/// The integrity the registry has for `id` (`name@version`), if it serves that version.
+fn registry_integrity(id: &str, options: &Options) -> Option<String> {
+    let output = npm_command(options).args(["view", id, "dist.integrity"]).output().ok()?;
+    let integrity = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !integrity.is_empty()).then_some(integrity)
 }
