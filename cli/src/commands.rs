@@ -52,7 +52,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => crate::serve::run(global.host_config()?, args).await,
         Command::Mcp(args) => crate::mcp::run(global.host_config()?, args).await,
         Command::Ui(args) => crate::ui::run(global.host_config()?, args).await,
-        Command::Hook(args) => crate::hook::run(global.host_config()?, args).await,
+        Command::Hook(args) => crate::hook::run(global.host_config(), args).await,
         Command::Setup(command) => crate::setup::run(command, global.json),
         Command::Recall(command) => crate::recall::run(&open(&global).await?, &global, command).await,
         Command::Precompile { dir, target } => {

@@ -13,6 +13,7 @@ mod doctor;
 mod fleet_cli;
 mod hardening_cli;
 mod hook_cli;
+mod hook_gemini;
 mod locked_database;
 mod mcp;
 mod mcp_bad_input;

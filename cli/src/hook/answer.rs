@@ -1,9 +1,11 @@
-//! The hook's answer in the shape the agent reads (JSON on stdout), per runtime. What each
-//! shape does in the pinned agent versions is in docs/claude-code.md and docs/codex.md.
+//! The hook's answer in the shape the agent reads (JSON on stdout), written through its
+//! runtime's table (`dialect/`). What each shape does in the pinned agent versions is in
+//! docs/claude-code.md, docs/codex.md and docs/gemini.md.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::event::{Event, Kind, Runtime};
+use super::dialect::On;
+use super::event::{Event, Kind};
 
 /// What the hook tells the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,41 +25,100 @@ pub(crate) enum Answer {
 impl Answer {
     /// The JSON to print for `event`, if any, with `notice` as a message the user sees
     /// (`systemMessage`).
-    pub(crate) fn render(&self, runtime: Runtime, event: &Event, notice: Option<&str>) -> Option<String> {
-        let mut output = self.specific(runtime, event).unwrap_or_else(|| json!({}));
-        if let Some(notice) = notice {
-            output["systemMessage"] = json!(notice);
+    pub(crate) fn render(&self, event: &Event, notice: Option<&str>) -> Option<String> {
+        let output = &event.runtime.dialect().output;
+        let mut top = Map::new();
+        let on = match &event.kind {
+            Kind::SessionStart { .. } => Some(On::SessionStart),
+            Kind::UserPromptSubmit { .. } => Some(On::Prompt),
+            Kind::PreToolUse { .. } => Some(On::BeforeTool),
+            Kind::PostToolUse { .. } => Some(On::AfterTool),
+            _ => None,
+        };
+        if on.is_some_and(|on| output.specific.contains(&on)) {
+            let mut specific = Map::new();
+            match self {
+                Answer::Nothing => {}
+                Answer::Context(text) if text.is_empty() => {}
+                Answer::Context(text) => {
+                    specific.insert(output.context.into(), json!(text));
+                }
+                Answer::Rewrite(arguments) => {
+                    specific.insert(output.rewrite.into(), arguments.clone());
+                }
+                Answer::Deny(reason) => {
+                    let deny = &output.deny;
+                    let target = if deny.specific { &mut specific } else { &mut top };
+                    target.insert(deny.decision.into(), json!(deny.value));
+                    target.insert(deny.reason.into(), json!(reason));
+                }
+                Answer::Replace { text, mcp } => match output.replace_mcp.filter(|_| *mcp) {
+                    Some(key) => {
+                        specific.insert(key.into(), json!([{ "type": "text", "text": text }]));
+                    }
+                    None => {
+                        specific.insert(output.context.into(), json!(text));
+                    }
+                },
+            }
+            if !specific.is_empty() {
+                specific.insert("hookEventName".into(), json!(event.name));
+                top.insert("hookSpecificOutput".into(), Value::Object(specific));
+            }
         }
-        (output != json!({})).then(|| output.to_string())
+        if let Some(notice) = notice {
+            top.insert(output.notice.into(), json!(notice));
+        }
+        (!top.is_empty()).then(|| Value::Object(top).to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::hook::event::{Runtime, parse};
+
+    fn event(runtime: Runtime, name: &str, fields: &str) -> Event {
+        let text = format!(r#"{{"session_id":"s","hook_event_name":"{name}",{fields}}}"#);
+        parse(text.as_bytes(), Some(runtime)).unwrap()
     }
 
-    /// The event's `hookSpecificOutput`, if this answer has one.
-    fn specific(&self, runtime: Runtime, event: &Event) -> Option<Value> {
-        let name = match &event.kind {
-            Kind::SessionStart { .. }
-            | Kind::UserPromptSubmit { .. }
-            | Kind::PreToolUse { .. }
-            | Kind::PostToolUse { .. } => event.kind.name(),
-            _ => return None,
-        };
-        let specific = match self {
-            Answer::Nothing => return None,
-            Answer::Context(text) if text.is_empty() => return None,
-            Answer::Context(text) => json!({ "additionalContext": text }),
-            Answer::Rewrite(arguments) => json!({ "updatedInput": arguments }),
-            Answer::Deny(reason) => json!({ "permissionDecision": "deny", "permissionDecisionReason": reason }),
-            Answer::Replace { text, mcp: true } => {
-                json!({ "updatedMCPToolOutput": [{ "type": "text", "text": text }] })
-            }
-            // Built-in tools' results cannot be replaced: the model gets the replacement beside
-            // the original, as context.
-            Answer::Replace { text, mcp: false } => json!({ "additionalContext": text }),
-        };
-        let _ = runtime;
-        let mut output = json!({ "hookSpecificOutput": { "hookEventName": name } });
-        if let (Value::Object(target), Value::Object(fields)) = (&mut output["hookSpecificOutput"], specific) {
-            target.extend(fields);
-        }
-        Some(output)
+    fn rendered(answer: Answer, event: &Event) -> Value {
+        serde_json::from_str(&answer.render(event, None).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn each_runtime_reads_its_own_shapes() {
+        let tool = r#""tool_name":"mcp__x__t","tool_input":{}"#;
+        let claude = event(Runtime::ClaudeCode, "PreToolUse", tool);
+        let gemini = event(Runtime::Gemini, "BeforeTool", r#""tool_name":"mcp_x_t","tool_input":{}"#);
+        assert_eq!(
+            rendered(Answer::Deny("no".into()), &claude),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}})
+        );
+        assert_eq!(rendered(Answer::Deny("no".into()), &gemini), json!({"decision": "deny", "reason": "no"}));
+        assert_eq!(
+            rendered(Answer::Rewrite(json!({"a": 1})), &gemini),
+            json!({"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {"a": 1}}})
+        );
+        let response = r#""tool_response":{"llmContent":"x"}"#;
+        let after =
+            event(Runtime::Gemini, "AfterTool", &format!(r#""tool_name":"mcp_x_t","tool_input":{{}},{response}"#));
+        assert_eq!(
+            rendered(Answer::Replace { text: "short".into(), mcp: true }, &after),
+            json!({"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "short"}}),
+            "Gemini CLI cannot replace a result: it gets the replacement as context"
+        );
+        let post = event(Runtime::Codex, "PostToolUse", &format!(r#"{tool},"tool_response":"x""#));
+        assert_eq!(
+            rendered(Answer::Replace { text: "short".into(), mcp: true }, &post),
+            json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": [{"type": "text", "text": "short"}]}})
+        );
+        // Events without a specific output: only a notice, or nothing.
+        let stop = event(Runtime::Gemini, "AfterAgent", r#""prompt_response":"done""#);
+        assert_eq!(Answer::Context("x".into()).render(&stop, None), None);
+        assert_eq!(Answer::Nothing.render(&stop, Some("locked")).as_deref(), Some(r#"{"systemMessage":"locked"}"#));
     }
 }

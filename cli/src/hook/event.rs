@@ -1,25 +1,21 @@
-//! One hook event as a coding agent sends it on stdin: Claude Code's hook protocol, which Codex
-//! CLI adopted (the same event names and common fields; Codex adds `turn_id`). Parsed into one
-//! shape whatever the runtime, so the mapping onto the host is written once.
+//! One hook event as a coding agent sends it on stdin, parsed through its runtime's table
+//! (`dialect/`) into one shape whatever the runtime, so the mapping onto the host is written
+//! once.
 
 use serde_json::{Map, Value};
 
+use super::dialect::On;
+pub(crate) use super::dialect::Runtime;
+
 /// The most stdin a hook reads: a `PostToolUse` carries the tool's whole result.
 pub(crate) const MAX_INPUT_BYTES: u64 = 64 << 20;
-
-/// Which agent sent the event; it decides the shape of the answer (`answer.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Runtime {
-    /// Claude Code and the Claude Agent SDK.
-    ClaudeCode,
-    /// OpenAI's Codex CLI.
-    Codex,
-}
 
 /// A parsed hook event.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Event {
     pub(crate) runtime: Runtime,
+    /// The event's name as the runtime sent it (what its answer names, `hookEventName`).
+    pub(crate) name: String,
     /// The agent's session id: the host's session id.
     pub(crate) session_id: String,
     /// The agent's own turn id, when it sends one (Codex).
@@ -42,7 +38,8 @@ pub(crate) enum Kind {
     UserPromptSubmit { prompt: String },
     /// A tool is about to run with `input` (a JSON object).
     PreToolUse { tool: String, input: Value, call_id: Option<String> },
-    /// A tool ran and returned `response`.
+    /// A tool ran and returned `response` (the part of it the model reads). A runtime that
+    /// sends no call id gets one of the tool's name and arguments.
     PostToolUse { tool: String, input: Value, response: Value, call_id: Option<String> },
     /// The conversation is about to be compacted (`manual` or `auto`).
     PreCompact,
@@ -74,8 +71,8 @@ impl Kind {
     }
 }
 
-/// Parses `input` (one JSON object). `runtime` forces the runtime; without it, an event that
-/// carries `turn_id` is Codex's, any other Claude Code's.
+/// Parses `input` (one JSON object). `runtime` forces the runtime; without it, the payload
+/// names it ([`Runtime::detect`]).
 pub(crate) fn parse(input: &[u8], runtime: Option<Runtime>) -> Result<Event, String> {
     let value: Value = serde_json::from_slice(input).map_err(|e| format!("stdin is not one JSON object: {e}"))?;
     let Value::Object(fields) = value else {
@@ -116,42 +113,69 @@ pub(crate) fn size(value: &Value) -> usize {
     }
 }
 
-/// The event of a hook input's `fields`.
+/// The event of a hook input's `fields`, read through its runtime's table.
 fn from_fields(fields: &Map<String, Value>, runtime: Option<Runtime>) -> Result<Event, String> {
-    let name = text(fields, "hook_event_name")?;
-    let session_id = text(fields, "session_id")?;
+    let runtime = runtime.unwrap_or_else(|| Runtime::detect(fields));
+    let dialect = runtime.dialect();
+    let keys = &dialect.fields;
+    let name = text(fields, keys.event)?;
+    let session_id = text(fields, keys.session_id)?;
     if session_id.is_empty() {
-        return Err("`session_id` is empty".into());
+        return Err(format!("`{}` is empty", keys.session_id));
     }
-    let turn_id = optional_text(fields, "turn_id")?;
-    let runtime = runtime.unwrap_or(if turn_id.is_some() { Runtime::Codex } else { Runtime::ClaudeCode });
-    let tool = || text(fields, "tool_name");
-    let call_id = || optional_text(fields, "tool_use_id");
-    let kind = match name.as_str() {
-        "SessionStart" => {
-            Kind::SessionStart { source: optional_text(fields, "source")?.unwrap_or_else(|| "startup".into()) }
+    let optional = |key: Option<&str>| key.map_or(Ok(None), |key| optional_text(fields, key));
+    let tool = || text(fields, keys.tool_name);
+    // The argument the hook adds to its own tools' calls is never part of the event.
+    let input = || {
+        let mut input = object(fields, keys.tool_input)?;
+        if let (Some(argument), Value::Object(arguments)) = (dialect.session_argument, &mut input) {
+            arguments.remove(argument);
         }
-        "UserPromptSubmit" => Kind::UserPromptSubmit { prompt: text(fields, "prompt")? },
-        "PreToolUse" => Kind::PreToolUse { tool: tool()?, input: object(fields, "tool_input")?, call_id: call_id()? },
-        "PostToolUse" => Kind::PostToolUse {
-            tool: tool()?,
-            input: object(fields, "tool_input")?,
-            response: fields.get("tool_response").cloned().ok_or("`tool_response` is missing")?,
-            call_id: call_id()?,
-        },
-        "PreCompact" => Kind::PreCompact,
-        "PostCompact" => Kind::PostCompact,
-        "Stop" => Kind::Stop { last_message: optional_text(fields, "last_assistant_message")? },
-        "SubagentStart" => Kind::SubagentStart { agent_id: optional_text(fields, "agent_id")? },
-        _ => Kind::Other { name: name.clone() },
+        Ok::<_, String>(input)
+    };
+    let call_id = |tool: &str, input: &Value| match keys.call_id {
+        Some(key) => optional_text(fields, key),
+        None => Ok(Some(format!("{tool} {}", super::ledger::fnv1a_hex(&input.to_string())))),
+    };
+    let kind = match dialect.on(&name) {
+        Some(On::SessionStart) => {
+            Kind::SessionStart { source: optional_text(fields, keys.source)?.unwrap_or_else(|| "startup".into()) }
+        }
+        Some(On::Prompt) => Kind::UserPromptSubmit { prompt: text(fields, keys.prompt)? },
+        Some(On::BeforeTool) => {
+            let (tool, input) = (tool()?, input()?);
+            let call_id = call_id(&tool, &input)?;
+            Kind::PreToolUse { tool, input, call_id }
+        }
+        Some(On::AfterTool) => {
+            let (tool, input) = (tool()?, input()?);
+            let response = fields.get(keys.tool_response).ok_or(format!("`{}` is missing", keys.tool_response))?;
+            let response = match (keys.response_text, response) {
+                (Some(key), Value::Object(parts)) => {
+                    parts.get(key).cloned().ok_or(format!("`{}.{key}` is missing", keys.tool_response))?
+                }
+                (Some(key), other) => {
+                    return Err(format!("`{}` must be an object with `{key}`, not {other}", keys.tool_response));
+                }
+                (None, response) => response.clone(),
+            };
+            let call_id = call_id(&tool, &input)?;
+            Kind::PostToolUse { tool, input, response, call_id }
+        }
+        Some(On::BeforeCompaction) => Kind::PreCompact,
+        Some(On::AfterCompaction) => Kind::PostCompact,
+        Some(On::Stop) => Kind::Stop { last_message: optional_text(fields, keys.last_message)? },
+        Some(On::SubagentStart) => Kind::SubagentStart { agent_id: optional(keys.agent_id)? },
+        None => Kind::Other { name: name.clone() },
     };
     Ok(Event {
         runtime,
+        name,
         session_id,
-        turn_id,
-        transcript_path: optional_text(fields, "transcript_path")?,
-        permission_mode: optional_text(fields, "permission_mode")?,
-        cwd: optional_text(fields, "cwd")?,
+        turn_id: optional(keys.turn_id)?,
+        transcript_path: optional_text(fields, keys.transcript_path)?,
+        permission_mode: optional(keys.permission_mode)?,
+        cwd: optional_text(fields, keys.cwd)?,
         kind,
     })
 }
@@ -220,6 +244,45 @@ mod tests {
             let error = parse(input, None).unwrap_err();
             assert!(error.contains(expected), "{error} vs {expected}");
         }
+    }
+
+    #[test]
+    fn gemini_clis_events_parse_through_its_table() {
+        use serde_json::json;
+        let common = r#""session_id":"g","transcript_path":"/t.json","cwd":"/w","timestamp":"2026-11-28T08:00:00Z""#;
+        let parse_gemini = |rest: &str| parse(format!("{{{common},{rest}}}").as_bytes(), None).unwrap();
+        let prompt = parse_gemini(r#""hook_event_name":"BeforeAgent","prompt":"hi""#);
+        assert_eq!((prompt.runtime, prompt.name.as_str()), (Runtime::Gemini, "BeforeAgent"));
+        assert_eq!(prompt.kind, Kind::UserPromptSubmit { prompt: "hi".into() });
+        assert_eq!(prompt.cwd.as_deref(), Some("/w"));
+        // The hook's own argument is never part of the event, and a call is known by its tool
+        // and arguments, before and after it runs.
+        let before = parse_gemini(
+            r#""hook_event_name":"BeforeTool","tool_name":"mcp_scratchpad_session_scratchpad",
+               "tool_input":{"action":"set_plan","scratchpad_turn":{"session_id":"x","turn_id":"y"}}"#,
+        );
+        let after = parse_gemini(
+            r#""hook_event_name":"AfterTool","tool_name":"mcp_scratchpad_session_scratchpad",
+               "tool_input":{"action":"set_plan","scratchpad_turn":{"session_id":"g","turn_id":"t"}},
+               "tool_response":{"llmContent":[{"text":"Plan set."}],"returnDisplay":"Plan set."}"#,
+        );
+        let (Kind::PreToolUse { input, call_id: before_id, .. }, Kind::PostToolUse { response, call_id, .. }) =
+            (before.kind, after.kind)
+        else {
+            panic!("a tool call's two events")
+        };
+        assert_eq!(input, json!({"action": "set_plan"}));
+        assert_eq!(response, json!([{"text": "Plan set."}]), "the part the model reads");
+        assert!(before_id.is_some() && before_id == call_id, "{before_id:?} {call_id:?}");
+        let stop = parse_gemini(r#""hook_event_name":"AfterAgent","prompt":"hi","prompt_response":"Done.""#);
+        assert_eq!(stop.kind, Kind::Stop { last_message: Some("Done.".into()) });
+        // Not acted on: 0.61.0 fires it on every turn, before deciding whether to compress.
+        let compress = parse_gemini(r#""hook_event_name":"PreCompress","trigger":"auto""#);
+        assert_eq!(compress.kind, Kind::Other { name: "PreCompress".into() });
+        // Claude Code's names mean nothing to Gemini CLI's table.
+        let forced =
+            parse(br#"{"session_id":"g","hook_event_name":"UserPromptSubmit","prompt":"x"}"#, Some(Runtime::Gemini));
+        assert_eq!(forced.unwrap().kind, Kind::Other { name: "UserPromptSubmit".into() });
     }
 
     #[test]

@@ -130,7 +130,7 @@ pub(crate) fn with<R>(path: &Path, f: impl FnOnce(&mut Ledger) -> R) -> anyhow::
 
 /// A file name from a text (FNV-1a, 64 bits, as hex): the ledger of another session on the
 /// same name would only share bookkeeping, never plugin state, and 2^64 names make it moot.
-fn fnv1a_hex(text: &str) -> String {
+pub(crate) fn fnv1a_hex(text: &str) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in text.bytes() {
         hash ^= u64::from(byte);

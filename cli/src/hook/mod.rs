@@ -1,15 +1,19 @@
 //! `scratchpad hook`: one coding-agent hook event in (JSON on stdin), the host's matching API
 //! run, the agent's answer out (JSON on stdout). Claude Code's hook protocol, which Codex CLI
-//! adopted: the mapping is written once over the parsed event (`event.rs`), and only the
-//! answer's shape depends on the runtime (`answer.rs`). docs/claude-code.md has the table.
+//! adopted and Gemini CLI renamed: each runtime's event names, payload fields and answer shapes
+//! are a table (`dialect/`), the payload is parsed through it (`event.rs`) and the answer
+//! written through it (`answer.rs`); the mapping onto the host is written once, here.
+//! docs/claude-code.md has the mapping.
 //!
 //! Every event is a fresh process on the same database, or a call to the hook tool of the
 //! running `scratchpad mcp --hook-tool` (`answer` serves both), so the hook keeps the little the
 //! protocol does not carry (the turn, each call's step, deferred warnings) in a ledger file
 //! (`ledger.rs`) that both share. A failure is one line on stderr and a non-blocking exit status
-//! (1, or 3 when a plugin failed): the agent's turn goes on. Bad input stores nothing.
+//! (1, or 3 when a plugin failed; 0 for a runtime that takes any other as a deny): the agent's
+//! turn goes on. Bad input stores nothing.
 
 mod answer;
+mod dialect;
 pub(crate) mod event;
 mod ledger;
 mod transcript;
@@ -33,7 +37,8 @@ pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
 /// `scratchpad hook`'s options.
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct HookArgs {
-    /// The agent that runs the hook [default: Codex when the event has a `turn_id`, else Claude Code]
+    /// The agent that runs the hook [default: Codex when the event has a `turn_id`, Gemini CLI
+    /// when its name is one of Gemini CLI's own (`BeforeAgent`, `AfterTool`, …), else Claude Code]
     #[arg(long, value_enum)]
     pub(crate) runtime: Option<Runtime>,
     /// The prefix the agent shows the MCP server's tools under, e.g.
@@ -60,8 +65,28 @@ pub(crate) struct Answering {
     pub(crate) guidance: bool,
 }
 
-/// Reads one event from stdin, acts on it and prints the answer.
-pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Result<()> {
+/// Reads one event from stdin, acts on it and prints the answer. For a runtime that takes any
+/// exit status but 0 as a refusal (Gemini CLI), a failure — a bad configuration, bad input, a
+/// plugin's — is a line on stderr and exit status 0.
+pub(crate) async fn run(config: anyhow::Result<HostConfig>, args: HookArgs) -> anyhow::Result<()> {
+    let mut runtime = args.runtime;
+    let result = run_event(config, args, &mut runtime).await;
+    match result {
+        Err(error) if runtime.is_some_and(|r| r.dialect().failures_exit_zero) => {
+            eprintln!("scratchpad hook: {error:#}");
+            Ok(())
+        }
+        result => result,
+    }
+}
+
+/// [`run`], telling `runtime` which runtime the event came from once it is known.
+async fn run_event(
+    config: anyhow::Result<HostConfig>,
+    args: HookArgs,
+    runtime: &mut Option<event::Runtime>,
+) -> anyhow::Result<()> {
+    let mut config = config?;
     // Asked to stop mid-event (the agent gave up on the hook), the event still finishes —
     // bounded by the turn's wait and the plugins' deadlines — rather than dying in its commit.
     let _finish_first = crate::shutdown::Shutdown::listen()?;
@@ -74,6 +99,7 @@ pub(crate) async fn run(mut config: HostConfig, args: HookArgs) -> anyhow::Resul
         bail!("the hook event on stdin is over {} MiB", event::MAX_INPUT_BYTES >> 20);
     }
     let event = event::parse(&input, args.runtime).map_err(|e| anyhow::anyhow!("bad hook event: {e}"))?;
+    *runtime = Some(event.runtime);
     if let Kind::Other { .. } = event.kind {
         return Ok(());
     }
@@ -126,7 +152,7 @@ pub(crate) fn storage_fault(error: &anyhow::Error, event: &Event) -> Option<Stri
         }
         _ => return None,
     };
-    Some(Answer::Nothing.render(event.runtime, event, Some(&notice)).unwrap_or_default())
+    Some(Answer::Nothing.render(event, Some(&notice)).unwrap_or_default())
 }
 
 /// Acts on `event` with `host` and renders the agent's answer (`None`: nothing to say), with
@@ -144,7 +170,7 @@ pub(crate) async fn answer(
     let ledger = ledger::path(&ledger::directory()?, &host.database().to_string(), &event.session_id);
     let hook = Hook { host, event, ledger, answering };
     let answer = hook.act().await?;
-    Ok(answer.render(hook.event.runtime, &hook.event, notice))
+    Ok(answer.render(&hook.event, notice))
 }
 
 struct Hook<'a> {
@@ -199,17 +225,35 @@ impl Hook<'_> {
                 let (turn, step) = self.step(call_id.as_deref())?;
                 let name = self.answering.names.tool(tool).unwrap_or(tool);
                 let arguments = input.to_string();
-                match self.host.before_tool_call(&turn, &ToolCall::new(name, arguments.as_str(), step)).await {
-                    Ok(rewritten) if rewritten == arguments => Ok(Answer::Nothing),
+                let rewritten = match self
+                    .host
+                    .before_tool_call(&turn, &ToolCall::new(name, arguments.as_str(), step))
+                    .await
+                {
+                    Ok(rewritten) if rewritten == arguments => input.clone(),
                     Ok(rewritten) => match serde_json::from_str::<Value>(&rewritten) {
-                        Ok(value @ Value::Object(_)) if value != *input => Ok(Answer::Rewrite(value)),
-                        Ok(Value::Object(_)) => Ok(Answer::Nothing),
+                        Ok(value @ Value::Object(_)) => value,
                         _ => bail!("a plugin rewrote the arguments of `{tool}` to something that is not a JSON object"),
                     },
                     Err(Error::Tool { plugin, error, .. }) => {
-                        Ok(Answer::Deny(self.answering.names.rewrite(&format!("{plugin}: {}", error.message))))
+                        return Ok(Answer::Deny(self.answering.names.rewrite(&format!("{plugin}: {}", error.message))));
                     }
-                    Err(other) => Err(other.into()),
+                    Err(other) => return Err(other.into()),
+                };
+                // A runtime that tells the MCP server nothing about the session: the call of
+                // one of the scratchpad's own tools carries the session and turn it acts in.
+                let ours = self.answering.names.tool(tool).is_some();
+                match self.event.runtime.dialect().session_argument.filter(|_| ours) {
+                    Some(argument) => {
+                        let mut arguments = rewritten;
+                        let named = serde_json::json!({ "session_id": turn.session_id, "turn_id": turn.turn_id });
+                        if let Value::Object(fields) = &mut arguments {
+                            fields.insert(argument.to_owned(), named);
+                        }
+                        Ok(Answer::Rewrite(arguments))
+                    }
+                    None if rewritten == *input => Ok(Answer::Nothing),
+                    None => Ok(Answer::Rewrite(rewritten)),
                 }
             }
             Kind::PostToolUse { tool, input, response, call_id } => {
@@ -219,9 +263,10 @@ impl Hook<'_> {
                 let call = ToolCall::new(name, input.to_string(), step);
                 let view = self.host.after_tool_result(&turn, &call, &observation).await?;
                 Ok(match view.replacement {
-                    Some(text) => {
-                        Answer::Replace { text: self.answering.names.rewrite(&text), mcp: tool.starts_with("mcp__") }
-                    }
+                    Some(text) => Answer::Replace {
+                        text: self.answering.names.rewrite(&text),
+                        mcp: self.event.runtime.dialect().is_mcp(tool),
+                    },
                     None => Answer::Nothing,
                 })
             }

@@ -71,6 +71,13 @@ pub(crate) struct McpArgs {
     /// HTTP a client's session is its URL's
     #[arg(long, conflicts_with = "http")]
     pub(crate) codex_turns: bool,
+    /// Take each tool call's session and turn from its argument NAME (`{"session_id": S,
+    /// "turn_id": T}`; the session is created when missing), which the agent's hook adds and
+    /// which the tool never sees: for Gemini CLI, whose `BeforeTool` hook (`scratchpad hook
+    /// --runtime gemini`) adds `scratchpad_turn`. A call without it does nothing and says why.
+    /// Stdio only
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["http", "codex_turns"])]
+    pub(crate) session_argument: Option<String>,
     /// Answer coding-agent hook events in this process, through the tool `hook` (not listed to
     /// the model; Claude Code's `mcp_tool` hooks call it, docs/claude-code.md) instead of a
     /// `scratchpad hook` process per event. Stdio only
@@ -149,6 +156,7 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         follow_turn: args.follow_turn,
         declared_tools: args.declared_tools,
         codex_turns: args.codex_turns,
+        session_argument: args.session_argument.clone(),
         hook_tool,
         project,
     };

@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) declared_tools: bool,
     /// Take each call's session and turn from Codex's turn metadata.
     pub(crate) codex_turns: bool,
+    /// Take each call's session and turn from this argument, which the agent's hook added.
+    pub(crate) session_argument: Option<String>,
     /// How hook events are answered through the unlisted tool `hook`, when it is served
     /// (`hook_tool.rs`).
     pub(crate) hook_tool: Option<crate::hook::Answering>,
@@ -54,11 +56,16 @@ pub(crate) struct Shared {
 }
 
 /// The turn Codex names in each `tools/call` (`_meta["x-codex-turn-metadata"]`; more fields are
-/// sent and ignored).
+/// sent and ignored), or a hook named in the call's `--session-argument`.
 #[derive(Deserialize)]
 struct CodexTurn {
     session_id: String,
     turn_id: String,
+}
+
+/// The result of a call that cannot say which session it acts in (`--session-argument`).
+fn unnamed(why: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("scratchpad: {why}; nothing was done"))])
 }
 
 /// The tools' names as the client sees them ([`ToolNames`]).
@@ -236,6 +243,21 @@ impl ServerHandler for Connection {
             }
             _ => None,
         };
+        let mut arguments = request.arguments.unwrap_or_default();
+        let codex = match &self.shared.session_argument {
+            Some(name) => match arguments.remove(name).map(serde_json::from_value::<CodexTurn>) {
+                Some(Ok(turn)) => Some(turn),
+                // The agent's hook did not run: the call acts in no session rather than in a
+                // shared one, and the model reads why.
+                Some(Err(e)) => return Ok(unnamed(format!("`{name}` names no session and turn: {e}")).into()),
+                None => {
+                    return Ok(
+                        unnamed(format!("the call has no `{name}`: the agent's hook did not name its session")).into()
+                    );
+                }
+            },
+            None => codex,
+        };
         let turn = match (&named, codex) {
             (Some(meta), _) => TurnContext {
                 session_id: self.session.clone(),
@@ -250,7 +272,7 @@ impl ServerHandler for Connection {
             }
             (None, None) => self.current_turn().await.map_err(internal)?,
         };
-        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let arguments = serde_json::Value::Object(arguments).to_string();
         let result = match self.shared.host.call_tool(&turn, &request.name, &arguments).await {
             Ok(output) => {
                 CallToolResult::success(vec![ContentBlock::text(self.shared.names.text.rewrite(&output.content))])

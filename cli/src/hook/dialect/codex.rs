@@ -1,0 +1,23 @@
+//! Codex CLI's hook dialect (0.169.0): Claude Code's events, fields and answers; Codex fills
+//! `turn_id` on every event but `SessionStart`, which becomes the host's turn id. Codex's compact hooks
+//! accept only the common fields, so `PreCompact` and `PostCompact` are never answered with
+//! context (they are not in `specific`).
+
+use super::{Dialect, FIELDS};
+
+pub(super) const DIALECT: Dialect = Dialect {
+    events: super::claude::DIALECT.events,
+    fields: FIELDS,
+    output: super::claude::OUTPUT,
+    failures_exit_zero: false,
+    session_argument: None,
+};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn codex_answers_as_claude_code_does() {
+        let (codex, claude) = (&super::DIALECT.output, &super::super::claude::DIALECT.output);
+        assert_eq!(format!("{codex:?}"), format!("{claude:?}"));
+    }
+}
