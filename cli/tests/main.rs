@@ -27,6 +27,7 @@ mod serve;
 mod serve_bad_input;
 mod serve_checkpoints;
 mod setup_cli;
+mod setup_gemini;
 #[cfg(unix)]
 mod shutdown;
 #[cfg(unix)]

@@ -11,6 +11,7 @@
 //!   text is kept as `<file>.bak`.
 
 mod codex;
+mod gemini;
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +32,30 @@ pub(crate) enum SetupCommand {
         #[command(flatten)]
         options: SetupArgs,
     },
+    /// Add the hooks and the MCP server to Gemini CLI's settings.json
+    /// ($GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json), keeping what is there
+    Gemini {
+        /// The file to edit instead
+        #[arg(long, value_name = "FILE")]
+        settings_file: Option<PathBuf>,
+        #[command(flatten)]
+        options: SetupArgs,
+    },
+}
+
+/// A merged configuration's text, and a warning for the user, if any.
+type Merge = (String, Option<String>);
+
+/// One agent's setup: its file, how the fragment merges into it, what to tell the user.
+struct Agent {
+    /// The agent's name as the user knows it.
+    name: &'static str,
+    /// The file to edit.
+    file: PathBuf,
+    /// The merged text, and a warning for the user, if any.
+    merge: fn(&str, &Path) -> Result<Merge, String>,
+    /// What to tell the user after a change.
+    after_change: Option<&'static str>,
 }
 
 /// What every agent's setup takes.
@@ -45,37 +70,80 @@ pub(crate) struct SetupArgs {
 }
 
 pub(crate) fn run(command: SetupCommand, json: bool) -> anyhow::Result<()> {
-    match command {
+    let (agent, options) = match command {
         SetupCommand::Codex { config_file, options } => {
-            let file = config_file.unwrap_or_else(codex_config);
-            let binary = binary(&options)?;
-            let existing = read(&file)?;
-            let merged = codex::merge(&existing, &binary).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            let changed = merged != existing;
-            if options.dry_run {
-                print_dry_run(&file, &existing, &merged, &options, &binary, json);
-                return Ok(());
-            }
-            if options.binary.is_none() {
-                install_copy(&binary)?;
-            }
-            if changed {
-                write(&file, &existing, &merged)?;
-            }
-            if json {
-                print_json(&json!({ "ok": true, "file": file, "changed": changed, "binary": binary }));
-            } else {
-                let what = if changed { "updated" } else { "already set up" };
-                println!("Codex: {} {what}; its hooks and MCP server run {}", file.display(), binary.display());
-                if changed {
-                    println!(
-                        "Codex asks once to trust new hooks: open /hooks in the Codex TUI (codex exec runs trusted hooks only)"
-                    );
-                }
-            }
-            Ok(())
+            let agent = Agent {
+                name: "Codex",
+                file: config_file.unwrap_or_else(codex_config),
+                merge: |existing, binary| Ok((codex::merge(existing, binary)?, None)),
+                after_change: Some(
+                    "Codex asks once to trust new hooks: open /hooks in the Codex TUI (codex exec runs trusted hooks only)",
+                ),
+            };
+            (agent, options)
+        }
+        SetupCommand::Gemini { settings_file, options } => {
+            let agent = Agent {
+                name: "Gemini CLI",
+                file: settings_file.unwrap_or_else(gemini_settings),
+                merge: |existing, binary| {
+                    let merged = gemini::merge(existing, binary)?;
+                    let warning = merged.dropped_comments.then(|| {
+                        "the settings' comments are not kept in the new file (the previous one, comments and all, is \
+                         settings.json.bak)"
+                            .to_owned()
+                    });
+                    Ok((merged.text, warning))
+                },
+                after_change: None,
+            };
+            (agent, options)
+        }
+    };
+    set_up(&agent, &options, json)
+}
+
+/// Merges `agent`'s fragment into its file, as `options` say.
+fn set_up(agent: &Agent, options: &SetupArgs, json: bool) -> anyhow::Result<()> {
+    let file = &agent.file;
+    let binary = binary(options)?;
+    let existing = read(file)?;
+    let (merged, warning) =
+        (agent.merge)(&existing, &binary).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let changed = merged != existing;
+    if let Some(warning) = warning.as_deref().filter(|_| changed) {
+        eprintln!("{}: {warning}", file.display());
+    }
+    if options.dry_run {
+        print_dry_run(file, &existing, &merged, options, &binary, json);
+        return Ok(());
+    }
+    if options.binary.is_none() {
+        install_copy(&binary)?;
+    }
+    if changed {
+        write(file, &existing, &merged)?;
+    }
+    if json {
+        print_json(&json!({ "ok": true, "file": file, "changed": changed, "binary": binary }));
+    } else {
+        let what = if changed { "updated" } else { "already set up" };
+        println!("{}: {} {what}; its hooks and MCP server run {}", agent.name, file.display(), binary.display());
+        if let Some(after) = agent.after_change.filter(|_| changed) {
+            println!("{after}");
         }
     }
+    Ok(())
+}
+
+/// Gemini CLI's user settings: `$GEMINI_CLI_HOME/.gemini/settings.json` (the home Gemini CLI
+/// takes instead of the user's when set), else `~/.gemini/settings.json`.
+fn gemini_settings() -> PathBuf {
+    let home = std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::home_dir().unwrap_or_default());
+    home.join(".gemini").join("settings.json")
 }
 
 /// Codex's configuration file: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
