@@ -10,8 +10,9 @@ use crate::process::Process;
 use crate::runtimes::root;
 
 /// A scripted model API on a free 127.0.0.1 port (`tests/scripted/`: `anthropic.py` for Claude
-/// Code, `responses.py` for Codex, `chat.py` for opencode and OpenClaw), answering by the
-/// script's rules and recording every request. Killed by PID on drop.
+/// Code, `responses.py` for Codex, `gemini.py` for Gemini CLI, `chat.py` for opencode and
+/// OpenClaw), answering by the script's rules and recording every request. Killed by PID on
+/// drop.
 pub struct Model {
     _process: Process,
     /// `http://127.0.0.1:PORT`.

@@ -15,6 +15,7 @@ mod durability_crash;
 mod embedding_examples;
 mod fleet;
 mod foundation;
+mod gemini_e2e;
 mod grants;
 mod hardening;
 mod large_observations;

@@ -5,6 +5,7 @@
 //!
 //! - [`claude_code`]: `claude -p` with `integrations/claude-code`, on `anthropic.py`;
 //! - [`codex`]: `codex exec` set up by `scratchpad setup codex`, on `responses.py`;
+//! - [`gemini`]: `gemini -p` set up by `scratchpad setup gemini`, on `gemini.py`;
 //! - [`openclaw`]: OpenClaw gateways loading `integrations/openclaw`, on `chat.py`;
 //! - [`opencode`]: `opencode run` with `integrations/opencode`, on `chat.py`;
 //! - [`workspace`]: a git checkout to work in, and a `scratchpad` that logs where it ran.
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
 pub mod openclaw;
 pub mod opencode;
 pub mod workspace;
