@@ -80,7 +80,12 @@ pub(crate) fn merge(existing: &str, binary: &Path) -> Result<Merged, String> {
 fn fragment(binary: &Path) -> Json {
     let mut fragment: Json = serde_json::from_str(FRAGMENT).expect("the committed fragment is JSON");
     let path = binary.to_string_lossy().into_owned();
-    let quoted = crate::shell::quote(&path);
+    // Gemini CLI runs a hook's command with `bash -c`, on Windows with PowerShell, where a
+    // quoted path is a string until `&` calls it (untested there).
+    let quoted = match cfg!(windows) {
+        true => format!("& '{}'", path.replace('\'', "''")),
+        false => crate::shell::quote(&path),
+    };
     let Json::Object(top) = &mut fragment else { unreachable!() };
     for (key, value) in top.iter_mut() {
         match key.as_str() {
@@ -126,7 +131,7 @@ fn is_ours(entry: &Json) -> bool {
     hooks.iter().any(|hook| {
         let command = hook.as_object().and_then(|h| get(h, "command"));
         let Some(Json::Scalar(serde_json::Value::String(command))) = command else { return false };
-        let program = command.split(" hook ").next().unwrap_or_default().trim_matches(['\'', '"']);
+        let program = command.split(" hook ").next().unwrap_or_default().trim_matches(['\'', '"', '&', ' ']);
         command.contains(" hook ") && (program.ends_with(PROGRAM) || program.ends_with("scratchpad.exe"))
     })
 }
