@@ -98,3 +98,46 @@ fn a_missing_binary_or_a_failing_hook_never_breaks_a_gemini_turn() {
     assert!(said.contains("scratchpad hook: plugin `probe` timed out"), "the hook failed, and said so: {said}");
     assert!(!gemini.show(&run.session).contains("query-was-here"), "the looping call's write was discarded");
 }
+
+/// Gemini CLI compresses the history (a reply reporting over half the model's window, then
+/// another model call in the same process): the compressed history, which the resumed session
+/// keeps, no longer holds the plan's tool call, and the next run still gets the plan.
+#[test]
+fn the_plan_survives_a_gemini_compression() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = json!({
+        "rules": [
+            { "when": "SCRIPT:next", "reply": [{ "text": "NEXT-DONE" }] },
+            { "when": "SCRIPT:plan", "reply": [tool_use("session_scratchpad", json!({ "action": "set_plan", "content": "1. GEMINI-PLAN-42" }))] },
+            { "when": "Plan set.", "reply": [{ "text": "PLAN-SAVED" }] },
+            { "when": "SCRIPT:big", "usage": { "input_tokens": 600_000 }, "reply": [tool_use("session_scratchpad", json!({ "action": "refs.add", "ref": "BIG-REF" }))] },
+            { "when": "BIG-REF", "reply": [{ "text": "BIG-DONE" }] },
+        ],
+        "compact_summary": "GEMINI-SUMMARY: a plan was made.",
+    });
+    let model = Model::start("gemini", dir.path(), &script);
+    let gemini = Gemini::new(dir.path(), &model);
+    let first = gemini.run("SCRIPT:plan make a plan", None);
+    assert_eq!(first.response, "PLAN-SAVED");
+    let big = gemini.run("SCRIPT:big go on", Some(&first.session));
+    assert_eq!(big.response, "BIG-DONE");
+    let compressions = model.requests().iter().filter(|r| r.to_string().contains("state_snapshot")).count();
+    assert!(compressions > 0, "the history was compressed");
+
+    let next = gemini.run("SCRIPT:next continue", Some(&first.session));
+    assert_eq!(next.response, "NEXT-DONE");
+    let last = model.turn_requests().pop().unwrap();
+    let contents = last["contents"].to_string();
+    assert!(contents.contains("GEMINI-SUMMARY"), "the resumed history is the compressed one: {contents}");
+    let set_plan_calls = last["contents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["functionCall"]["args"]["action"] == "set_plan")
+        .count();
+    assert_eq!(set_plan_calls, 0, "the compressed history holds no set_plan call: {contents}");
+    let turn = last_turn(&last);
+    assert!(turn.contains("## Plan\\n1. GEMINI-PLAN-42"), "the plan is injected after the compression: {turn}");
+    assert!(gemini.show(&first.session).contains("BIG-REF"), "the call after the report acted in the session");
+}
