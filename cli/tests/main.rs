@@ -22,6 +22,8 @@ mod mcp_hook_tool;
 mod mcp_http;
 mod mcp_inspector;
 mod metrics_prometheus;
+#[cfg(unix)]
+mod postgres_outage;
 mod recall_cli;
 mod serve;
 mod serve_bad_input;

@@ -26,8 +26,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::process::{ChildStdin, ChildStdout};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::process::free_port;
@@ -45,30 +46,45 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 const PORT_ATTEMPTS: u32 = 5;
 
 /// The supervising shell, run as `postgres` with `$1` = the temp dir and `$2` = the `postgres`
-/// binary. It prints the postmaster's PID on stdout, then blocks reading its stdin until end
-/// of file (the test process is gone), then stops the postmaster: `SIGINT` (fast shutdown),
-/// after 20 s `SIGQUIT` (immediate), after 30 s `SIGKILL`. The postmaster is its child, so its
-/// PID cannot be reused before the `wait`, and the kills always reach the right process.
+/// binary. It starts the postmaster and prints its PID on stdout, then reads commands on its
+/// stdin: `stop` stops the postmaster and prints `stopped`, `start` starts it again and prints
+/// the new PID ([`PostgresServer::stop`], [`PostgresServer::start_again`]). At end of file (the
+/// test process is gone, or dropped a private server) it stops the postmaster — `SIGINT` (fast
+/// shutdown), after 20 s `SIGQUIT` (immediate), after 30 s `SIGKILL` — and removes the temp
+/// dir. The postmaster is its child, so its PID cannot be reused before the `wait`, and the
+/// kills always reach the right process. `SIGPIPE` is ignored: an answer nobody reads any
+/// more must not kill the shell before it stops the server.
 const SUPERVISOR: &str = r#"
 dir=$1
 postgres=$2
 exec 2>>"$dir/server.log"
-"$postgres" -D "$dir/data" </dev/null >>"$dir/server.log" 2>&1 &
-pm=$!
-echo "$pm"
-exec >>"$dir/server.log"
-cat >/dev/null
-echo "supervisor: the test process is gone, stopping the postmaster ($pm)"
+trap '' PIPE
 alive() { read -r _ _ state _ <"/proc/$pm/stat" && [ "$state" != Z ]; } 2>/dev/null
-kill -INT "$pm"
-n=0
-while alive; do
-  n=$((n + 1))
-  if [ "$n" = 200 ]; then kill -QUIT "$pm"; fi
-  if [ "$n" = 300 ]; then kill -KILL "$pm"; fi
-  sleep 0.1
+start_server() {
+  "$postgres" -D "$dir/data" </dev/null >>"$dir/server.log" 2>&1 &
+  pm=$!
+  echo "$pm"
+}
+stop_server() {
+  kill -INT "$pm"
+  n=0
+  while alive; do
+    n=$((n + 1))
+    if [ "$n" = 200 ]; then kill -QUIT "$pm"; fi
+    if [ "$n" = 300 ]; then kill -KILL "$pm"; fi
+    sleep 0.1
+  done
+  wait "$pm"
+}
+start_server
+while read -r command; do
+  case $command in
+    stop) stop_server; echo stopped ;;
+    start) start_server ;;
+  esac
 done
-wait "$pm"
+echo "supervisor: the test process is gone, stopping the postmaster ($pm)" >>"$dir/server.log"
+stop_server
 rm -rf "$dir"
 "#;
 
@@ -88,13 +104,46 @@ pub struct PostgresServer {
     port: u16,
     /// The password of the role [`ROLE`].
     password: String,
-    /// The postmaster's PID.
-    pid: u32,
+    /// The postmaster's PID (a new one after [`PostgresServer::start_again`]).
+    pid: AtomicU32,
     /// Numbers the databases of [`PostgresServer::fresh_database`].
     databases: AtomicU64,
-    /// The supervising shell. Its stdin is the pipe whose closing stops the server: held here
-    /// for the life of the process (the server is a static, never dropped).
-    _supervisor: Child,
+    /// The supervising shell. Its stdin is the pipe whose closing stops the server: held for
+    /// the life of the process by the shared server (a static, never dropped), until the drop
+    /// of a private one.
+    supervisor: Mutex<Supervisor>,
+}
+
+/// The supervising shell and the pipes to it.
+struct Supervisor {
+    child: Child,
+    /// `None` once closed (the server stops).
+    commands: Option<ChildStdin>,
+    answers: BufReader<ChildStdout>,
+}
+
+impl Supervisor {
+    /// Sends `command`, and reads its answer's line.
+    fn ask(&mut self, command: &str) -> String {
+        let commands = self.commands.as_mut().expect("the supervisor is running");
+        writeln!(commands, "{command}").expect("writing to the PostgreSQL supervisor");
+        let mut line = String::new();
+        self.answers.read_line(&mut line).expect("reading the PostgreSQL supervisor's answer");
+        line.trim().to_owned()
+    }
+
+    /// Closes the supervisor's stdin, which stops the server and removes its temp dir, and
+    /// waits until it has.
+    fn close(&mut self) {
+        drop(self.commands.take());
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for PostgresServer {
+    fn drop(&mut self) {
+        self.supervisor.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).close();
+    }
 }
 
 impl PostgresServer {
@@ -119,7 +168,39 @@ impl PostgresServer {
 
     /// The postmaster's PID.
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.pid.load(Ordering::Relaxed)
+    }
+
+    /// A server of the caller's own (the shared one is [`server`]), stopped and removed when
+    /// dropped: for tests that stop or restart it under a host.
+    pub fn private() -> PostgresServer {
+        PostgresServer::start()
+    }
+
+    /// Stops the server as `pg_ctl stop -m fast` does (SIGINT: every session is ended, a
+    /// statement in flight fails, its transaction rolls back) and waits until it is gone.
+    pub fn stop(&self) {
+        let answer = self.supervisor.lock().unwrap().ask("stop");
+        assert_eq!(answer, "stopped", "the PostgreSQL supervisor's answer to stop");
+    }
+
+    /// Starts the server again after [`PostgresServer::stop`], on the same port and data, and
+    /// waits until it accepts connections.
+    pub fn start_again(&self) {
+        let mut supervisor = self.supervisor.lock().unwrap();
+        let answer = supervisor.ask("start");
+        let pid = answer.parse::<u32>().unwrap_or_else(|_| panic!("the supervisor printed no PID: {answer:?}"));
+        self.pid.store(pid, Ordering::Relaxed);
+        if let Err(log) = wait_ready(&self.bin, &self.dir, self.port, pid) {
+            panic!("the test PostgreSQL server did not start again:\n{log}");
+        }
+    }
+
+    /// [`PostgresServer::stop`], then [`PostgresServer::start_again`]: what `pg_ctl restart`
+    /// does.
+    pub fn restart(&self) {
+        self.stop();
+        self.start_again();
     }
 
     /// Runs `sql` (one or more statements, as a script: each its own transaction unless it
@@ -155,6 +236,22 @@ impl PostgresServer {
         stdout.trim_end_matches('\n').to_owned()
     }
 
+    /// A `psql` connected as the superuser to `database` over the unix socket, stopping at the
+    /// first failing statement: for a test that keeps a session open (e.g. one holding a lock
+    /// while the host works) and writes its statements to psql's stdin as it goes.
+    pub fn psql_connected(&self, database: &str) -> Command {
+        let mut command = self.psql_command();
+        command.args(["-q", "-v", "ON_ERROR_STOP=1", "-h"]).arg(&self.dir).args([
+            "-p",
+            &self.port.to_string(),
+            "-U",
+            SUPERUSER,
+            "-d",
+            database,
+        ]);
+        command
+    }
+
     /// A `psql` command of the server's version with no connection arguments and no `PG*`
     /// variables from the environment, for tests that connect their own way (e.g. as the role
     /// `scratchpad` over TCP with `PGPASSWORD`). `-X` (no `.psqlrc`) is set.
@@ -174,6 +271,7 @@ impl PostgresServer {
             let dir = new_cluster(&bin, &user, port);
             match launch(&bin, &user, &dir, port) {
                 Ok((supervisor, pid)) => {
+                    let pid = AtomicU32::new(pid);
                     let server = PostgresServer {
                         bin,
                         dir,
@@ -181,7 +279,7 @@ impl PostgresServer {
                         password,
                         pid,
                         databases: AtomicU64::new(0),
-                        _supervisor: supervisor,
+                        supervisor: Mutex::new(supervisor),
                     };
                     server
                         .psql("postgres", &format!("CREATE ROLE {ROLE} LOGIN CREATEDB PASSWORD '{}'", server.password));
@@ -311,9 +409,8 @@ fn new_cluster(bin: &Path, user: &OsUser, port: u16) -> PathBuf {
 /// Starts the supervisor and the postmaster of the cluster in `dir`, and waits until it accepts
 /// connections: the supervisor and the postmaster's PID, or the server's log when it died or
 /// did not become ready in time (the supervisor is then stopped, which removes `dir`).
-fn launch(bin: &Path, user: &OsUser, dir: &Path, port: u16) -> Result<(Child, u32), String> {
-    let log = || fs::read_to_string(dir.join("server.log")).unwrap_or_else(|e| format!("(no server log: {e})"));
-    let mut supervisor = as_user(Command::new("/bin/sh"), user, dir)
+fn launch(bin: &Path, user: &OsUser, dir: &Path, port: u16) -> Result<(Supervisor, u32), String> {
+    let mut child = as_user(Command::new("/bin/sh"), user, dir)
         .args(["-c", SUPERVISOR, "scratchpad-pg-supervisor"])
         .arg(dir)
         .arg(bin.join("postgres"))
@@ -325,12 +422,27 @@ fn launch(bin: &Path, user: &OsUser, dir: &Path, port: u16) -> Result<(Child, u3
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("starting the PostgreSQL supervisor: {e}"));
+    let commands = child.stdin.take();
+    let answers = BufReader::new(child.stdout.take().expect("the supervisor's stdout is piped"));
+    let mut supervisor = Supervisor { child, commands, answers };
     let mut line = String::new();
-    let stdout = supervisor.stdout.take().expect("the supervisor's stdout is piped");
-    let _ = BufReader::new(stdout).read_line(&mut line);
+    let _ = supervisor.answers.read_line(&mut line);
     let Ok(pid) = line.trim().parse::<u32>() else {
-        return Err(stop(supervisor, format!("the supervisor printed no postmaster PID ({line:?})\n{}", log())));
+        supervisor.close();
+        return Err(format!("the supervisor printed no postmaster PID ({line:?})\n{}", server_log(dir)));
     };
+    match wait_ready(bin, dir, port, pid) {
+        Ok(()) => Ok((supervisor, pid)),
+        Err(reason) => {
+            supervisor.close();
+            Err(reason)
+        }
+    }
+}
+
+/// Waits until the postmaster `pid` of the cluster in `dir` accepts connections; the reason
+/// and the server's log when it exited or did not become ready in time.
+fn wait_ready(bin: &Path, dir: &Path, port: u16, pid: u32) -> Result<(), String> {
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         let ready = clean_env(&mut Command::new(bin.join("pg_isready")))
@@ -340,23 +452,21 @@ fn launch(bin: &Path, user: &OsUser, dir: &Path, port: u16) -> Result<(Child, u3
             .status()
             .is_ok_and(|status| status.success());
         if ready {
-            return Ok((supervisor, pid));
+            return Ok(());
         }
         if !process_alive(pid) {
-            return Err(stop(supervisor, format!("the postmaster ({pid}) exited\n{}", log())));
+            return Err(format!("the postmaster ({pid}) exited\n{}", server_log(dir)));
         }
         if Instant::now() > deadline {
-            return Err(stop(supervisor, format!("not accepting connections after {START_TIMEOUT:?}\n{}", log())));
+            return Err(format!("not accepting connections after {START_TIMEOUT:?}\n{}", server_log(dir)));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
 
-/// Stops a supervisor (closing its stdin) and waits for it; `reason` back.
-fn stop(mut supervisor: Child, reason: String) -> String {
-    drop(supervisor.stdin.take());
-    let _ = supervisor.wait();
-    reason
+/// The server's log, for a failure's message.
+fn server_log(dir: &Path) -> String {
+    fs::read_to_string(dir.join("server.log")).unwrap_or_else(|e| format!("(no server log: {e})"))
 }
 
 /// Whether process `pid` exists and is not a zombie.

@@ -27,6 +27,7 @@ mod opencode_e2e;
 mod plugin_authoring;
 mod plugin_views;
 mod postgres_harness;
+mod postgres_outage;
 mod project_index;
 mod published_crates;
 mod python_wheel;
