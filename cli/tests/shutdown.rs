@@ -125,3 +125,99 @@ fn mcp_over_stdio_answers_the_call_it_took_then_exits_0() {
         .unwrap();
     assert_eq!(kept, 1, "its commit finished");
 }
+
+/// One HTTP/1.1 exchange on a new connection to `addr` (closed after the answer): the answer's
+/// head and body, as text.
+fn http_post(addr: &str, path: &str, session: Option<&str>, body: &Value) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let body = body.to_string();
+    let session = session.map(|id| format!("Mcp-Session-Id: {id}\r\n")).unwrap_or_default();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (head.to_owned(), body.to_owned())
+}
+
+#[test]
+fn mcp_over_http_answers_the_call_it_took_then_exits_0_without_waiting_for_event_streams() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let config = config(dir.path(), json!({"prefix": "probe"}), 30_000);
+    let mut child = support::command()
+        .arg("--db")
+        .arg(&db)
+        .arg("--config")
+        .arg(&config)
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .env_remove("SCRATCHPAD_MCP_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).unwrap().to_owned();
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+        "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let (head, body) = http_post(&addr, "/mcp/s1", None, &init);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    let session = head
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|_| line[15..].trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no Mcp-Session-Id: {head}"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) = http_post(&addr, "/mcp/s1", Some(&session), &initialized);
+    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+
+    // The session's event stream, held open by the client as MCP clients do: a read, which
+    // the stop does not wait for.
+    let mut events = std::net::TcpStream::connect(&addr).unwrap();
+    std::io::Write::write_all(
+        &mut events,
+        format!(
+            "GET /mcp/s1 HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+
+    // A call that writes, then runs for about a second, taken before the signal.
+    let call = json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "probe.stash",
+        "arguments": {"secret": "x", "linger": 1_000_000_000u64, "mark": "finished"}}});
+    let calling = {
+        let (addr, session) = (addr.clone(), session.clone());
+        std::thread::spawn(move || http_post(&addr, "/mcp/s1", Some(&session), &call))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped_at = std::time::Instant::now();
+    terminate(child.id());
+    let (head, body) = calling.join().unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "the call taken is answered: {head}\n{body}");
+    assert!(body.contains("\"id\":99") && body.contains("\"result\""), "{body}");
+    assert!(!body.contains("\"isError\":true"), "{body}");
+
+    let status = child.wait().unwrap();
+    assert!(status.success(), "mcp --http exits 0: {status}");
+    assert!(
+        stopped_at.elapsed() < Duration::from_secs(10),
+        "the open event stream did not hold the stop to its 10 s bound: {:?}",
+        stopped_at.elapsed()
+    );
+    assert!(std::net::TcpStream::connect(&addr).is_err(), "no longer listening");
+    let kept: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM plugin_state WHERE session = 's1' AND key = 'finished'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 1, "its commit finished");
+}
