@@ -48,7 +48,11 @@ fn gemini_keeps_the_plan_across_runs_per_session() {
     assert_eq!((next.session.as_str(), next.response.as_str()), (first.session.as_str(), "NEXT-DONE"));
     let turn = last_turn(&model.turn_requests().pop().unwrap());
     assert!(turn.contains("<hook_context>"), "{turn}");
-    assert!(turn.contains("## Plan\\n1. GEMINI-PLAN-42"), "the plan is injected in the resumed run: {turn}");
+    assert_eq!(
+        turn.matches("## Plan\\n1. GEMINI-PLAN-42").count(),
+        1,
+        "the plan is injected once in the resumed run: {turn}"
+    );
 
     let other = gemini.run("SCRIPT:other hello", None);
     assert_ne!(other.session, first.session);

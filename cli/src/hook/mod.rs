@@ -195,7 +195,8 @@ impl Hook<'_> {
                     true => vec![Prompt::guidance(&guidance).render_system_only("")],
                     false => Vec::new(),
                 };
-                if source == "compact" || source == "resume" {
+                let resumed = source == "resume" && self.event.runtime.dialect().context_on_resume;
+                if source == "compact" || resumed {
                     let turn = self.turn()?;
                     if source == "compact" {
                         self.end_compaction(&turn).await?;

@@ -10,6 +10,7 @@ pub(super) const DIALECT: Dialect = Dialect {
     fields: FIELDS,
     output: super::claude::OUTPUT,
     failures_exit_zero: false,
+    context_on_resume: true,
     session_argument: None,
 };
 

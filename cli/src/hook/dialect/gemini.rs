@@ -7,6 +7,8 @@
 //!   `BeforeAgent`'s context, so a compression loses nothing the next request needs.
 //! - `SessionEnd`, `BeforeModel`, `AfterModel`, `BeforeToolSelection` and `Notification` are
 //!   answered with nothing.
+//! - `SessionStart` (`resume`) adds nothing: its context and `BeforeAgent`'s reach the model in
+//!   the same request, and `BeforeAgent` brings the scratchpad.
 //! - Gemini CLI takes any exit status but 0 and 1 as a deny (the turn blocked at `BeforeAgent`,
 //!   the text fed back to the model at `AfterAgent`): the hook always exits 0.
 //! - It tells its MCP servers nothing about the session: `BeforeTool` adds the session and turn
@@ -44,5 +46,6 @@ pub(super) const DIALECT: Dialect = Dialect {
         notice: "systemMessage",
     },
     failures_exit_zero: true,
+    context_on_resume: false,
     session_argument: Some("scratchpad_turn"),
 };

@@ -81,6 +81,10 @@ pub(crate) struct Dialect {
     /// statuses as a refusal (Gemini CLI: any but 0 and 1 is a deny); else the CLI's own
     /// status (1, or 3 for a plugin), which Claude Code and Codex report and go on.
     pub(crate) failures_exit_zero: bool,
+    /// `SessionStart` with source `resume` hands the scratchpad back, for a runtime that may
+    /// send it apart from the prompt's event; Gemini CLI adds both to the same request, where
+    /// the prompt's event brings the scratchpad anyway.
+    pub(crate) context_on_resume: bool,
     /// The argument a call of the scratchpad's own MCP tools gets at `BeforeTool`, naming the
     /// hook's session and turn (`{"session_id", "turn_id"}`), for a runtime that tells its MCP
     /// servers nothing about the session (`scratchpad mcp --session-argument` reads it).
