@@ -292,6 +292,33 @@ fn a_version_out_of_lockstep_fails_before_anything_is_published() {
     assert!(!error.contains("Packaging"), "the crates were not even packaged: {error}");
 }
 
+/// What a maintainer runs, with no registry named: the rehearsal starts its own verdaccio and
+/// pypiserver on loopback, publishes everything to them, and stops them when it is done.
+#[test]
+fn with_no_registry_named_the_rehearsal_starts_its_own_on_loopback_and_stops_them() {
+    let dist = artifacts().to_str().unwrap();
+    let mut xtask = Command::new(env!("CARGO"));
+    xtask.args(["xtask", "release", "--dry-run", "--dist", dist, "--no-verify"]).current_dir(root());
+    for var in
+        ["CARGO_TARGET_DIR", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "NPM_CONFIG_USERCONFIG"]
+    {
+        xtask.env_remove(var);
+    }
+    let rehearsal = run(&mut xtask, "cargo xtask release --dry-run with its own registries");
+    let said = String::from_utf8_lossy(&rehearsal.stdout);
+    for (name, _) in NPM_PACKAGES {
+        assert!(said.contains(&format!("{name}@{VERSION} under the dist-tag latest")), "{name}: {said}");
+    }
+    assert_eq!(said.matches(".whl uploaded to http://127.0.0.1:").count(), 2, "both wheels: {said}");
+    let last = said.lines().last().unwrap();
+    let urls: Vec<&str> = last.split_whitespace().filter(|word| word.starts_with("http://127.0.0.1:")).collect();
+    assert_eq!(urls.len(), 2, "the registries it used: {last}");
+    for url in urls {
+        let address = url.trim_start_matches("http://").split('/').next().unwrap();
+        assert!(std::net::TcpStream::connect(address).is_err(), "{url} still answers after the rehearsal");
+    }
+}
+
 /// `tarball` (an npm package) packed again into `to` with `version` in its `package.json`.
 fn repack_with_version(tarball: &Path, version: &str, to: &Path) {
     let staging = tempfile::tempdir().unwrap();

