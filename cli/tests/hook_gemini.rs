@@ -139,3 +139,54 @@ fn a_gemini_session_gets_its_plan_and_its_own_tools_calls_name_it() {
         event("gem-1", "AfterAgent", json!({"prompt": "go", "prompt_response": "Done.", "stop_hook_active": false}));
     assert_eq!(answer(dir.path(), stop), None);
 }
+
+/// The server half: `scratchpad mcp --session-argument scratchpad_turn` (what `setup gemini`
+/// starts) acts in the session and turn each call's argument names, which the tool never sees;
+/// a call without it, or with one that names no session, does nothing and says why.
+#[test]
+fn the_mcp_server_acts_in_the_session_each_call_names() {
+    use support::{Process, Rpc};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut command = support::command();
+    command.arg("--db").arg(&db).args([
+        "mcp",
+        "--session-argument",
+        "scratchpad_turn",
+        "--api-safe-names",
+        "--tool-prefix",
+        PREFIX,
+        "--declared-tools",
+        "--no-project",
+    ]);
+    let mut server = Rpc::new(Process::spawn(command));
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "gemini-cli", "version": "0.61.0"}});
+    assert!(server.request("initialize", init).get("result").is_some());
+    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let mut call = |arguments: Value| {
+        let answer = server.request("tools/call", json!({"name": "session_scratchpad", "arguments": arguments}));
+        let result = answer["result"].clone();
+        (result["isError"] == true, result["content"][0]["text"].as_str().unwrap_or_default().to_owned())
+    };
+    let named = json!({"session_id": "gem-a", "turn_id": "hook-1"});
+    let (failed, text) = call(json!({"action": "set_plan", "content": "1. ARG-PLAN", "scratchpad_turn": named}));
+    assert!(!failed && text.contains("Plan set."), "{text}");
+    let (failed, text) = call(json!({"action": "set_plan", "content": "1. NOWHERE"}));
+    assert!(
+        failed && text.contains("the call has no `scratchpad_turn`") && text.contains("nothing was done"),
+        "{text}"
+    );
+    let (failed, text) =
+        call(json!({"action": "set_plan", "content": "1. NOWHERE", "scratchpad_turn": {"session_id": 7}}));
+    assert!(failed && text.contains("`scratchpad_turn` names no session and turn"), "{text}");
+    drop(server);
+
+    let shown = support::text(&support::run(&db, &["show", "gem-a"]).stdout);
+    assert!(shown.contains("1. ARG-PLAN") && !shown.contains("scratchpad_turn"), "{shown}");
+    assert!(!shown.contains("NOWHERE"), "a call naming no session stored nothing: {shown}");
+    let listed = support::text(&support::run(&db, &["session", "list"]).stdout);
+    let mut sessions: Vec<&str> = listed.lines().filter_map(|line| line.split('\t').next()).collect();
+    sessions.sort_unstable();
+    assert_eq!(sessions, ["gem-a", "mcp"], "only the named session and the server's own: {listed}");
+    assert!(!support::text(&support::run(&db, &["show", "mcp"]).stdout).contains("PLAN"));
+}
