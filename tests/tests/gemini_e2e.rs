@@ -61,6 +61,7 @@ fn gemini_keeps_the_plan_across_runs_per_session() {
     // Another session of the same project (the same directory) has no plan of its own; recall
     // offers it the first one's, and never adopts it.
     assert!(!turn.contains("## Plan\\n1. GEMINI-PLAN-42"), "another session does not have the plan: {turn}");
+    assert!(turn.contains("offered, not adopted"), "recall offers it: {turn}");
     assert!(!gemini.show(&other.session).contains("GEMINI-PLAN-42"), "nor does it store it");
 }
 
