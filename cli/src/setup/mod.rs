@@ -12,6 +12,7 @@
 
 mod codex;
 mod gemini;
+mod jsonc;
 
 use std::path::{Path, PathBuf};
 
