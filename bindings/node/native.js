@@ -11,6 +11,8 @@ const PACKAGES = {
   "linux-x64-gnu": "@scratchpad-dev/host-linux-x64-gnu",
   "linux-arm64-gnu": "@scratchpad-dev/host-linux-arm64-gnu",
   "win32-x64": "@scratchpad-dev/host-win32-x64",
+  "darwin-x64": "@scratchpad-dev/host-darwin-x64",
+  "darwin-arm64": "@scratchpad-dev/host-darwin-arm64",
 };
 
 /** `linux-x64-gnu`, `darwin-arm64`, …: this process's platform as the packages name it. */

@@ -9,9 +9,11 @@ pub mod publish;
 pub mod release;
 
 /// Every command `cargo xtask` accepts, as a workflow writes it (`publish` with each of its
-/// subcommands): the release workflow's test checks each `cargo xtask …` it runs against this.
+/// subcommands, and `dist assemble`): the release workflow's test checks each `cargo xtask …`
+/// it runs against this.
 pub fn commands() -> Vec<String> {
-    let mut commands = vec!["components".to_owned(), "dist".to_owned(), "release".to_owned()];
+    let mut commands =
+        vec!["components".to_owned(), "dist".to_owned(), "dist assemble".to_owned(), "release".to_owned()];
     commands.extend(publish::SUBCOMMANDS.iter().map(|sub| format!("publish {sub}")));
     commands
 }

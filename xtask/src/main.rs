@@ -5,8 +5,12 @@
 //!   commit the result).
 //! - `components --check`: rebuild them and fail, naming each file and both digests, when the
 //!   committed bytes are not what the sources build now.
-//! - `dist [--target TRIPLE]... [--profile NAME] [--out DIR]`: every release artifact (binaries,
-//!   npm packages, wheels) into `target/dist/` with `SHA256SUMS` (see `src/dist/mod.rs`).
+//! - `dist [--target TRIPLE]... [--profile NAME] [--out DIR] [--no-assemble]`: every release
+//!   artifact (binaries, npm packages, wheels) into `target/dist/` with `SHA256SUMS` (see
+//!   `src/dist/mod.rs`); with `--no-assemble`, only the targets' own artifacts.
+//! - `dist assemble --from DIR... [--out DIR] [--complete]`: the targets' own artifacts, built
+//!   on several machines, put together with the packages that choose among them and
+//!   `SHA256SUMS` (see `src/dist/assemble.rs`).
 //! - `publish check|crates|npm|wheels|github …`: the release's uploads, each registry's
 //!   packages after those they depend on (see `src/publish.rs` and docs/releasing.md).
 //! - `release --dry-run …`: the release workflow rehearsed here against a loopback npm registry
@@ -16,7 +20,8 @@ use std::process::ExitCode;
 
 fn usage() -> String {
     format!(
-        "usage: cargo xtask components [--check]\n       cargo xtask dist [--target TRIPLE]... [--profile NAME] [--out DIR]\n{}\n{}",
+        "usage: cargo xtask components [--check]\n       cargo xtask dist [--target TRIPLE]... [--profile NAME] [--out DIR] \
+         [--no-assemble]\n       cargo xtask dist assemble --from DIR... [--out DIR] [--complete]\n{}\n{}",
         xtask::publish::USAGE,
         xtask::release::USAGE
     )
@@ -35,6 +40,13 @@ fn main() -> ExitCode {
         ["components", "--check"] => xtask::components::check(&workspace).map(|()| {
             println!("the committed components are what their sources build");
         }),
+        ["dist", "assemble", rest @ ..] => xtask::dist::assemble::Options::parse(&workspace, rest)
+            .and_then(|options| xtask::dist::assemble::assemble(&workspace, &options))
+            .map(|files| {
+                for file in files {
+                    println!("{}", file.display());
+                }
+            }),
         ["dist", rest @ ..] => xtask::dist::Options::parse(&workspace, rest)
             .and_then(|options| xtask::dist::dist(&workspace, &options))
             .map(|files| {

@@ -103,7 +103,8 @@ pub fn rehearse(workspace: &Path, options: &Options) -> Result<Vec<String>, Stri
             step("dist");
             let out = work.join("dist");
             let targets = options.targets.clone();
-            dist::dist(workspace, &dist::Options { targets, profile: options.profile.clone(), out: out.clone() })?;
+            let profile = options.profile.clone();
+            dist::dist(workspace, &dist::Options { targets, profile, out: out.clone(), assemble: true })?;
             out
         }
     };

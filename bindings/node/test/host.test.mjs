@@ -289,5 +289,5 @@ test('a platform with no binary gets one line naming those that exist', async ()
   });
   const lines = result.stdout.trim().split('\n');
   assert.equal(lines.length, 1, result.stdout);
-  assert.match(lines[0], /no binary for freebsd-x64; the platforms with one: linux-x64-gnu, linux-arm64-gnu, win32-x64$/);
+  assert.match(lines[0], /no binary for freebsd-x64; the platforms with one: linux-x64-gnu, linux-arm64-gnu, win32-x64, darwin-x64, darwin-arm64$/);
 });

@@ -1,7 +1,9 @@
 //! `scratchpad-<version>-<target>.tar.gz`: the binary (with `precompiled/` beside it when the
 //! target has one), the README and the licence under one
 //! folder of the same name, reproducible (entries sorted, owner and times fixed, gzip without a
-//! name or time), so the same binary gives the same archive and the same digest.
+//! name or time), so the same binary gives the same archive and the same digest. GNU tar makes
+//! it: `tar` on Linux, `gtar` on macOS (GitHub's macOS runners have it; elsewhere Homebrew's
+//! `gnu-tar`), whose own `tar` is bsdtar, which has none of those options.
 
 use std::path::Path;
 use std::process::Command;
@@ -32,9 +34,24 @@ pub fn tarball(
     // convention), else the start of the epoch.
     let mtime = std::env::var("SOURCE_DATE_EPOCH").unwrap_or_else(|_| "0".into());
     let script = format!(
-        "tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@{mtime} -C \"$1\" -cf - \"$2\" | gzip -9n > \"$3\""
+        "\"$1\" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@{mtime} -C \"$2\" -cf - \"$3\" | gzip -9n > \"$4\""
     );
     let mut tar = Command::new("sh");
-    tar.args(["-c", &script, "sh"]).arg(&staging).arg(&name).arg(&archive);
+    tar.args(["-c", &script, "sh", gnu_tar()?]).arg(&staging).arg(&name).arg(&archive);
     run(&mut tar, &format!("archiving {name}"))
+}
+
+/// The name GNU tar has here: `tar`, else `gtar`.
+fn gnu_tar() -> Result<&'static str, String> {
+    let is_gnu = |program: &str| {
+        Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).contains("GNU tar"))
+    };
+    ["tar", "gtar"].into_iter().find(|program| is_gnu(program)).ok_or_else(|| {
+        "the archives need GNU tar (`tar --sort=name …`), and neither `tar` nor `gtar` is GNU tar here \
+         (on macOS: `brew install gnu-tar`)"
+            .to_owned()
+    })
 }

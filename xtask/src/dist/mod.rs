@@ -1,6 +1,7 @@
 //! `cargo xtask dist`: every release artifact into `target/dist/`, with `SHA256SUMS`.
 //!
-//! For each target ([`targets::ALL`], or those `--target` picks):
+//! For each target (those `--target` picks, else every one whose toolchain this machine has:
+//! on Linux the Linux and Windows targets, on macOS the macOS ones; `targets.rs`):
 //! - the CLI as a binary wheel (`scratchpad-cli`, maturin `bindings = "bin"`; with the
 //!   precompiled components below as data in `share/scratchpad/precompiled`), whose build
 //!   leaves the `scratchpad` binary in the build directory; that same binary goes into
@@ -8,15 +9,21 @@
 //! - the npm package carrying it (`@scratchpad-dev/cli-<os>-<cpu>`), both with the embedded
 //!   components compiled ahead of time in `precompiled/` beside the binary when a binary of the
 //!   build that runs here can compile for the target's architecture (`precompiled.rs`);
-//! - on Linux, the host as a manylinux wheel (`scratchpad-host`, the Python extension; the same
-//!   `precompiled/` beside the extension), and
+//! - on Linux and macOS, the host as a Python extension wheel (`scratchpad-host`: manylinux
+//!   on Linux; the same `precompiled/` beside the extension), and
 //! - the host as a Node addon (`@scratchpad-dev/host-<os>-<cpu>[-gnu]`), with the same
 //!   `precompiled/` beside the addon.
 //!
-//! Then the npm packages that choose among the platform packages: the launcher
+//! Then (`assemble.rs`) the npm packages that choose among the platform packages: the launcher
 //! `@scratchpad-dev/cli` (`bin: scratchpad`) and the Claude Code plugin
 //! `@scratchpad-dev/claude-code`, and the host's JavaScript API `@scratchpad-dev/host` over the
-//! addons. Every version is the workspace's (`Cargo.toml`).
+//! addons; and `SHA256SUMS`. Every version is the workspace's (`Cargo.toml`).
+//!
+//! Targets built on different machines (the release builds the macOS ones on macOS) come
+//! together in two steps: `dist --target TRIPLE --no-assemble` writes that target's own
+//! artifacts only, and `dist assemble --from DIR…` takes the artifacts of those directories and
+//! adds the packages that choose among them and `SHA256SUMS`. `dist` alone is both steps on one
+//! machine, and its second step is the same code reading the same files.
 //!
 //! Nothing here needs a wasm target: the components come prebuilt (`components/`). Builds go to
 //! `target/dist-build` (one cargo target directory for every target and profile), the pinned
@@ -26,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod archive;
+pub mod assemble;
 mod cargo_env;
 pub mod node;
 pub mod npm;
@@ -34,7 +42,6 @@ mod python;
 pub mod targets;
 pub(crate) mod tools;
 
-use sha2::{Digest, Sha256};
 pub use targets::Target;
 
 /// The version of every artifact: the workspace's.
@@ -49,19 +56,24 @@ pub struct Options {
     pub profile: String,
     /// Where the artifacts go (emptied first).
     pub out: PathBuf,
+    /// Whether the packages that choose among the platforms and `SHA256SUMS` are made too
+    /// (`--no-assemble`: not, for a `dist assemble` elsewhere to make them).
+    pub assemble: bool,
 }
 
 impl Options {
-    /// A release of every target into `target/dist`.
+    /// A release of every target this machine builds into `target/dist`.
     pub fn release(workspace: &Path) -> Options {
         Options {
-            targets: targets::ALL.to_vec(),
+            targets: targets::buildable_here(),
             profile: "release".into(),
             out: crate::target_dir(workspace).join("dist"),
+            assemble: true,
         }
     }
 
-    /// Parses `dist`'s arguments: `[--target TRIPLE]... [--profile NAME] [--out DIR]`.
+    /// Parses `dist`'s arguments: `[--target TRIPLE]... [--profile NAME] [--out DIR]
+    /// [--no-assemble]`.
     pub fn parse(workspace: &Path, args: &[&str]) -> Result<Options, String> {
         let mut options = Options::release(workspace);
         let mut picked = Vec::new();
@@ -72,7 +84,8 @@ impl Options {
                 "--target" => picked.push(Target::named(value()?)?),
                 "--profile" => options.profile = value()?.to_owned(),
                 // Absolute: the wheels are built from other directories.
-                "--out" => options.out = std::path::absolute(value()?).map_err(|e| format!("--out: {e}"))?,
+                "--out" => options.out = absolute(value()?, "--out")?,
+                "--no-assemble" => options.assemble = false,
                 other => return Err(format!("unknown argument `{other}`")),
             }
         }
@@ -83,18 +96,19 @@ impl Options {
     }
 }
 
-/// Builds every artifact `options` asks for; their paths, `SHA256SUMS` last.
+/// Builds every artifact `options` asks for; their paths, `SHA256SUMS` last (when assembled).
 pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String> {
+    check_builds_here(&options.targets)?;
     let tools = tools::Tools::install(workspace)?;
     let out = &options.out;
-    if out.exists() {
-        std::fs::remove_dir_all(out).map_err(|e| format!("emptying {}: {e}", out.display()))?;
-    }
-    std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
-    let build = Build { workspace, tools: &tools, profile: &options.profile };
+    empty(out)?;
+    let build = Build {
+        workspace,
+        tools: &tools,
+        profile: &options.profile,
+        staging: assemble::Staging::new(workspace, staging_dir(workspace)),
+    };
 
-    let mut platform_packages = Vec::new();
-    let mut addon_packages = Vec::new();
     // The targets whose binaries run here first: such a binary compiles the components for
     // the others on its architecture (`precompiled.rs`).
     let (native, foreign): (Vec<&Target>, Vec<&Target>) = options.targets.iter().partition(|t| t.runs_here());
@@ -108,17 +122,57 @@ pub fn dist(workspace: &Path, options: &Options) -> Result<Vec<PathBuf>, String>
         let precompiled = precompiled::components(&build, target, compiler.as_deref())?;
         python::add_precompiled_to_cli_wheel(&build, &cli, precompiled.as_deref())?;
         archive::tarball(&build, target, &cli.binary, precompiled.as_deref(), out)?;
-        platform_packages
-            .push((*target, npm::platform_package(&build, target, &cli.binary, precompiled.as_deref(), out)?));
+        npm::platform_package(&build, target, &cli.binary, precompiled.as_deref(), out)?;
         if target.has_host_wheel() {
             python::host_wheel(&build, target, precompiled.as_deref(), out)?;
         }
-        addon_packages.push((*target, node::addon_package(&build, target, precompiled.as_deref(), out)?));
+        node::addon_package(&build, target, precompiled.as_deref(), out)?;
     }
-    node::host_package(&build, &addon_packages, out)?;
-    npm::launcher(&build, &platform_packages, out)?;
-    npm::claude_code_plugin(&build, &platform_packages, out)?;
-    write_sha256sums(out)
+    if !options.assemble {
+        return assemble::files(out);
+    }
+    // The same step `dist assemble` runs, over the files just written.
+    let platforms = assemble::platforms_in(out)?;
+    assemble::packages(&build.staging, &platforms, out)
+}
+
+/// Refuses targets whose toolchain this machine lacks, saying where each is built.
+fn check_builds_here(targets: &[Target]) -> Result<(), String> {
+    if targets.is_empty() {
+        return Err(format!(
+            "no target of `dist` builds on {}: the Linux and Windows targets build on Linux, the macOS ones on macOS",
+            std::env::consts::OS
+        ));
+    }
+    let elsewhere: Vec<String> =
+        targets.iter().filter(|t| !t.builds_here()).map(|t| format!("{} (on {})", t.triple, t.build_os())).collect();
+    if elsewhere.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "not built on {}: {}. Build each where its toolchain is with `cargo xtask dist --target TRIPLE \
+         --no-assemble`, then put them together with `cargo xtask dist assemble --from DIR...`",
+        std::env::consts::OS,
+        elsewhere.join(", ")
+    ))
+}
+
+/// The staging directory of every package `dist` lays out, under the build directory.
+pub(crate) fn staging_dir(workspace: &Path) -> PathBuf {
+    crate::target_dir(workspace).join("dist-build").join("staging")
+}
+
+/// `path` made absolute, or what is wrong with `flag`'s value.
+pub(crate) fn absolute(path: &str, flag: &str) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|e| format!("{flag}: {e}"))
+}
+
+/// Empties (or creates) `dir`.
+pub(crate) fn empty(dir: &Path) -> Result<(), String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("emptying {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))
 }
 
 /// What every build step shares.
@@ -126,6 +180,7 @@ pub struct Build<'a> {
     workspace: &'a Path,
     tools: &'a tools::Tools,
     profile: &'a str,
+    staging: assemble::Staging<'a>,
 }
 
 impl Build<'_> {
@@ -140,42 +195,16 @@ impl Build<'_> {
         self.target_dir().join(target.triple).join(profile_dir)
     }
 
-    /// A scratch directory for `name` under the build directory, emptied.
+    /// A scratch directory for `name` under the staging directory, emptied.
     fn scratch(&self, name: &str) -> Result<PathBuf, String> {
-        let dir = self.target_dir().join("staging").join(name);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| format!("emptying {}: {e}", dir.display()))?;
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        Ok(dir)
+        self.staging.scratch(name)
     }
-}
-
-/// Writes `SHA256SUMS` over every file in `out` (`sha256sum`'s format, sorted by name); the
-/// files, `SHA256SUMS` last.
-fn write_sha256sums(out: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
-        .map_err(|e| format!("listing {}: {e}", out.display()))?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_file())
-        .collect();
-    files.sort();
-    let mut sums = String::new();
-    for file in &files {
-        let bytes = std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
-        let name = file.file_name().unwrap().to_string_lossy();
-        sums.push_str(&format!("{}  {name}\n", hex::encode(Sha256::digest(&bytes))));
-    }
-    let path = out.join("SHA256SUMS");
-    std::fs::write(&path, sums).map_err(|e| format!("writing {}: {e}", path.display()))?;
-    files.push(path);
-    Ok(files)
 }
 
 /// Marks `path` executable (mode 0755), as a binary or script must be inside a package for
-/// Linux. Only Unix has the modes; elsewhere the file stays as it is (`dist` runs on Linux: a
-/// package packed on Windows would carry no executable bit, but xtask still compiles there).
+/// Linux and macOS. Only Unix has the modes; elsewhere the file stays as it is (`dist` runs on
+/// Linux and macOS: a package packed on Windows would carry no executable bit, but xtask still
+/// compiles there).
 pub(crate) fn set_executable(path: &Path) -> Result<(), String> {
     #[cfg(unix)]
     {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::assemble::Staging;
 use super::npm::{self, Packed};
 use super::targets::Linker;
 use super::{Build, Target, VERSION, cargo_env, run};
@@ -82,15 +83,15 @@ fn libnode_stub(build: &Build) -> Result<PathBuf, String> {
 }
 
 /// `@scratchpad-dev/host`, depending on `platforms`, packed into `out`.
-pub fn host_package(build: &Build, platforms: &[(Target, Packed)], out: &Path) -> Result<Packed, String> {
-    let source = build.workspace.join(SOURCE);
+pub fn host_package(staging: &Staging, platforms: &[(Target, Packed)], out: &Path) -> Result<Packed, String> {
+    let source = staging.workspace.join(SOURCE);
     let Value::Object(mut manifest) = npm::read_json(&source.join("package.json"))? else {
         return Err(format!("{SOURCE}/package.json is not an object"));
     };
     if manifest.get("version") != Some(&json!(VERSION)) {
         return Err(format!("{SOURCE}/package.json is version {:?}, not {VERSION}", manifest.get("version")));
     }
-    let dir = build.scratch(&format!("npm/{HOST}"))?;
+    let dir = staging.scratch(&format!("npm/{HOST}"))?;
     let files: Vec<String> = manifest
         .get("files")
         .and_then(Value::as_array)

@@ -18,6 +18,7 @@ use std::process::Command;
 
 use serde_json::{Map, Value, json};
 
+use super::assemble::Staging;
 use super::{Build, Target, VERSION};
 
 /// The launcher package; the platform packages are named after it.
@@ -68,9 +69,9 @@ pub fn platform_package(
 }
 
 /// The launcher `@scratchpad-dev/cli`, depending on `platforms`, packed into `out`.
-pub fn launcher(build: &Build, platforms: &[(Target, Packed)], out: &Path) -> Result<Packed, String> {
-    let dir = build.scratch(&format!("npm/{CLI}"))?;
-    let source = build.workspace.join("packaging/npm/cli");
+pub fn launcher(staging: &Staging, platforms: &[(Target, Packed)], out: &Path) -> Result<Packed, String> {
+    let dir = staging.scratch(&format!("npm/{CLI}"))?;
+    let source = staging.workspace.join("packaging/npm/cli");
     let mut manifest =
         manifest(CLI, "Agent working memory that survives context compaction: the scratchpad CLI, prebuilt");
     manifest.insert("bin".into(), json!({ "scratchpad": "bin/scratchpad.js" }));
@@ -85,9 +86,9 @@ pub fn launcher(build: &Build, platforms: &[(Target, Packed)], out: &Path) -> Re
 
 /// The Claude Code plugin `@scratchpad-dev/claude-code`, depending on `platforms` through its
 /// shrinkwrap, packed into `out`.
-pub fn claude_code_plugin(build: &Build, platforms: &[(Target, Packed)], out: &Path) -> Result<Packed, String> {
-    let dir = build.scratch(&format!("npm/{CLAUDE_CODE}"))?;
-    let source = build.workspace.join("integrations/claude-code");
+pub fn claude_code_plugin(staging: &Staging, platforms: &[(Target, Packed)], out: &Path) -> Result<Packed, String> {
+    let dir = staging.scratch(&format!("npm/{CLAUDE_CODE}"))?;
+    let source = staging.workspace.join("integrations/claude-code");
     for file in PLUGIN_FILES {
         copy(&source.join(file), &dir.join(file))?;
     }

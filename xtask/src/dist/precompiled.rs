@@ -1,9 +1,10 @@
 //! The embedded components compiled ahead of time for a target, shipped in `precompiled/`
 //! beside its `scratchpad` binary so a fresh install's first start does not compile them
 //! (`scratchpad_host::precompiled`). They are made by a binary of the same build that runs on
-//! the build machine (`scratchpad precompile --target`): the target's own, or for another
-//! operating system on the same architecture (Windows x86-64 on Linux x86-64) the build
-//! machine's, whose compiler has that architecture's backend. wasmtime's check at load refuses
+//! the build machine (`scratchpad precompile --target`): the target's own (Linux x86-64, and
+//! each macOS target on the macOS runner of its architecture), or for another operating system
+//! on the same architecture (Windows x86-64 on Linux x86-64) the build machine's, whose compiler
+//! has that architecture's backend. wasmtime's check at load refuses
 //! an artifact whose version, settings or target do not match the loading engine's, so a
 //! mistake here costs a compile at first start, never wrong code. Other architectures'
 //! packages ship without them and compile at first start, as before.

@@ -2,7 +2,9 @@
 //! `packaging/pypi/cli/pyproject.toml`, `bindings = "bin"`: the ruff pattern, so `pip install`
 //! or `uvx` puts `scratchpad` on `PATH`) and the host as a Python extension (`scratchpad-host`,
 //! `bindings/python`). On Linux both link glibc 2.17 through zig and maturin checks the
-//! manylinux2014 policy (the symbols and libraries a wheel may use) before tagging them.
+//! manylinux2014 policy (the symbols and libraries a wheel may use) before tagging them; on
+//! macOS Apple's toolchain links them and maturin tags them with the macOS version rustc links
+//! for (`macosx_11_0_arm64`, `macosx_10_12_x86_64`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,7 +50,7 @@ pub fn add_precompiled_to_cli_wheel(build: &Build, cli: &CliWheel, precompiled: 
     add_to_wheel(build, &cli.wheel, precompiled, &data)
 }
 
-/// The host's wheel for `target` (a Linux target) into `out`, with `precompiled` (if any) as
+/// The host's wheel for `target` (a Linux or macOS target) into `out`, with `precompiled` (if any) as
 /// `scratchpad/precompiled/`, beside the extension.
 pub fn host_wheel(build: &Build, target: &Target, precompiled: Option<&Path>, out: &Path) -> Result<(), String> {
     let before = wheels(out, "scratchpad_host-")?;

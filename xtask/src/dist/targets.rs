@@ -8,6 +8,11 @@
 //! glibc's allocator, which wasmtime's many small allocations across threads prefer to musl's.
 //! What it gives up is musl distributions (Alpine): npm refuses the packages there (`libc`), and
 //! the launcher says why.
+//!
+//! Each target is built where its toolchain is ([`Target::builds_here`]): the Linux and Windows
+//! ones on Linux (zig, mingw-w64), the macOS ones on macOS with Apple's own toolchain (Xcode's
+//! clang and linker, which only run there; the release builds each on a GitHub macOS runner of
+//! its architecture). `dist assemble` then puts the targets' outputs together (`assemble.rs`).
 
 /// A platform to build for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +38,8 @@ pub enum Linker {
     ZigGlibc217,
     /// Debian's `mingw-w64` (rustc's default linker for `*-windows-gnu`).
     Mingw,
+    /// The platform's own toolchain, rustc's default: Apple's clang and linker, on macOS only.
+    Native,
 }
 
 /// Every platform, in the order they are built.
@@ -61,7 +68,30 @@ pub const ALL: &[Target] = &[
         exe: "scratchpad.exe",
         linker: Linker::Mingw,
     },
+    Target {
+        triple: "x86_64-apple-darwin",
+        npm_os: "darwin",
+        npm_cpu: "x64",
+        npm_libc: None,
+        exe: "scratchpad",
+        linker: Linker::Native,
+    },
+    Target {
+        triple: "aarch64-apple-darwin",
+        npm_os: "darwin",
+        npm_cpu: "arm64",
+        npm_libc: None,
+        exe: "scratchpad",
+        linker: Linker::Native,
+    },
 ];
+
+/// The targets whose toolchain this machine has ([`Target::builds_here`]), in [`ALL`]'s order:
+/// what `dist` builds when no `--target` is named (on Linux the Linux and Windows ones, as
+/// before the macOS targets existed; on macOS the two macOS ones).
+pub fn buildable_here() -> Vec<Target> {
+    ALL.iter().copied().filter(Target::builds_here).collect()
+}
 
 impl Target {
     /// The target named `triple`, or the list of those that exist.
@@ -79,7 +109,31 @@ impl Target {
 
     /// Whether this target's binaries run on the machine building them (same CPU and OS).
     pub fn runs_here(&self) -> bool {
-        self.arch() == std::env::consts::ARCH && self.triple.split('-').any(|part| part == std::env::consts::OS)
+        self.arch() == std::env::consts::ARCH && self.os() == std::env::consts::OS
+    }
+
+    /// Whether this machine has the toolchain that links this target: zig and mingw-w64 on
+    /// Linux (`dist` installs zig; Windows needs Debian's `mingw-w64`), Apple's on macOS.
+    pub fn builds_here(&self) -> bool {
+        self.build_os() == std::env::consts::OS
+    }
+
+    /// The operating system whose machines build this target, as `std::env::consts::OS`
+    /// names it.
+    pub fn build_os(&self) -> &'static str {
+        match self.linker {
+            Linker::ZigGlibc217 | Linker::Mingw => "linux",
+            Linker::Native => self.os(),
+        }
+    }
+
+    /// The operating system, as `std::env::consts::OS` names it (`linux`, `windows`, `macos`).
+    pub fn os(&self) -> &'static str {
+        match self.npm_os {
+            "win32" => "windows",
+            "darwin" => "macos",
+            other => other,
+        }
     }
 
     /// The architecture, as `std::env::consts::ARCH` names it (`x86_64`, `aarch64`).
@@ -87,9 +141,11 @@ impl Target {
         self.triple.split('-').next().expect("a triple starts with its architecture")
     }
 
-    /// Whether the Python host wheel (a CPython extension) is built for this platform.
+    /// Whether the Python host wheel (a CPython extension) is built for this platform: on
+    /// Linux and macOS, where maturin builds it natively (Windows' would be a cross-build of a
+    /// CPython extension with mingw-w64, not done).
     pub fn has_host_wheel(&self) -> bool {
-        self.linker == Linker::ZigGlibc217
+        matches!(self.linker, Linker::ZigGlibc217 | Linker::Native)
     }
 
     /// The file name cargo gives the `cdylib` of crate `name` (its `lib_name`) on this platform.
@@ -97,6 +153,7 @@ impl Target {
         match self.linker {
             Linker::ZigGlibc217 => format!("lib{name}.so"),
             Linker::Mingw => format!("{name}.dll"),
+            Linker::Native => format!("lib{name}.dylib"),
         }
     }
 
@@ -115,7 +172,9 @@ impl Target {
     pub fn python_compatibility(&self) -> Option<&'static str> {
         match self.linker {
             Linker::ZigGlibc217 => Some("manylinux2014"),
-            Linker::Mingw => None,
+            // maturin tags a macOS wheel with the deployment target rustc links for (11.0 on
+            // arm64, 10.12 on x86_64, unless `MACOSX_DEPLOYMENT_TARGET` says otherwise).
+            Linker::Mingw | Linker::Native => None,
         }
     }
 }
@@ -150,8 +209,55 @@ mod tests {
     fn an_unknown_target_is_refused_with_the_list() {
         let error = Target::named("riscv64gc-unknown-linux-gnu").unwrap_err();
         assert!(
-            error.contains("x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu, x86_64-pc-windows-gnu"),
+            error.contains(
+                "x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu, x86_64-pc-windows-gnu, x86_64-apple-darwin, \
+                 aarch64-apple-darwin"
+            ),
             "{error}"
         );
+    }
+
+    #[test]
+    fn the_linux_and_windows_targets_build_on_linux_and_the_macos_ones_on_macos() {
+        let built_on = |triple: &str| Target::named(triple).unwrap().build_os();
+        assert_eq!(built_on("x86_64-unknown-linux-gnu"), "linux");
+        assert_eq!(built_on("aarch64-unknown-linux-gnu"), "linux");
+        assert_eq!(built_on("x86_64-pc-windows-gnu"), "linux");
+        assert_eq!(built_on("x86_64-apple-darwin"), "macos");
+        assert_eq!(built_on("aarch64-apple-darwin"), "macos");
+        // What `dist` builds with no `--target`: on Linux the three it built before macOS was a
+        // target, in the same order.
+        let default: Vec<&str> = buildable_here().iter().map(|t| t.triple).collect();
+        match std::env::consts::OS {
+            "linux" => {
+                assert_eq!(default, ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "x86_64-pc-windows-gnu"])
+            }
+            "macos" => assert_eq!(default, ["x86_64-apple-darwin", "aarch64-apple-darwin"]),
+            _ => assert!(default.is_empty(), "{default:?}"),
+        }
+    }
+
+    #[test]
+    fn a_target_runs_here_only_on_its_own_os_and_cpu() {
+        let macos_arm = Target::named("aarch64-apple-darwin").unwrap();
+        assert_eq!((macos_arm.os(), macos_arm.arch()), ("macos", "aarch64"));
+        assert_eq!(Target::named("x86_64-pc-windows-gnu").unwrap().os(), "windows");
+        let here: Vec<&str> = ALL.iter().filter(|t| t.runs_here()).map(|t| t.triple).collect();
+        match (std::env::consts::OS, std::env::consts::ARCH) {
+            ("linux", "x86_64") => assert_eq!(here, ["x86_64-unknown-linux-gnu"]),
+            ("macos", "aarch64") => assert_eq!(here, ["aarch64-apple-darwin"]),
+            ("macos", "x86_64") => assert_eq!(here, ["x86_64-apple-darwin"]),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_macos_targets_are_named_as_node_and_cargo_name_them() {
+        let target = Target::named("aarch64-apple-darwin").unwrap();
+        assert_eq!(target.npm_package(), "@scratchpad-dev/cli-darwin-arm64");
+        assert_eq!(target.node_platform(), "darwin-arm64");
+        assert_eq!(target.cdylib("scratchpad_node"), "libscratchpad_node.dylib");
+        assert!(target.has_host_wheel() && target.python_compatibility().is_none());
+        assert!(!Target::named("x86_64-pc-windows-gnu").unwrap().has_host_wheel());
     }
 }

@@ -14,6 +14,8 @@ const PACKAGES = {
   "linux-x64": "@scratchpad-dev/cli-linux-x64",
   "linux-arm64": "@scratchpad-dev/cli-linux-arm64",
   "win32-x64": "@scratchpad-dev/cli-win32-x64",
+  "darwin-x64": "@scratchpad-dev/cli-darwin-x64",
+  "darwin-arm64": "@scratchpad-dev/cli-darwin-arm64",
 };
 
 function binary() {
