@@ -259,7 +259,10 @@ async fn a_run_that_lost_its_commit_reruns_under_a_lease_and_cannot_lose_again(f
     while b.metrics().render().lines().all(|l| !l.starts_with("scratchpad_storage_commits_total{outcome=\"done\"}")) {
         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
     }
-    let args = json!({ "secret": "s", "linger": 40_000_000u64, "mark": "a-was-here" }).to_string();
+    // A's run lingers 400 ms after it wrote: B has to commit once in that time for A's first
+    // run to lose. (40 ms was not always enough for B on PostgreSQL while the whole suite ran
+    // beside it on 2 cores.)
+    let args = json!({ "secret": "s", "linger": 400_000_000u64, "mark": "a-was-here" }).to_string();
     a.call_tool(&turn("s", "t1"), "probe.stash", &args).await.expect("A's call lands");
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let written = writer.await.unwrap();
