@@ -164,7 +164,8 @@ fn npm_install_picks_the_platform_package_and_npx_runs_the_demo() {
     let message = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(
         message.trim(),
-        "scratchpad: no scratchpad binary is built for sunos-x64; packages exist for: linux-x64, linux-arm64, win32-x64"
+        "scratchpad: no scratchpad binary is built for sunos-x64; packages exist for: linux-x64, linux-arm64, \
+         win32-x64, darwin-x64, darwin-arm64"
     );
 }
 
@@ -197,7 +198,7 @@ fn a_damaged_tarball_is_refused_and_a_missing_platform_package_is_named() {
         String::from_utf8_lossy(&missing.stderr).trim(),
         "scratchpad: @scratchpad-dev/cli-linux-x64 is not installed (npm skips an optional dependency whose os, cpu \
          or libc does not match, or that --omit=optional left out); reinstall @scratchpad-dev/cli, or see the \
-         packages that exist: linux-x64, linux-arm64, win32-x64"
+         packages that exist: linux-x64, linux-arm64, win32-x64, darwin-x64, darwin-arm64"
     );
 
     let stored = registry.stored_tarball("@scratchpad-dev/cli-linux-x64", VERSION);
