@@ -51,6 +51,15 @@ def live(driver):
         lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "1")
 
 
+def follow(driver, element):
+    """Clicks a link and waits until its page has loaded: a click returns before the browser
+    navigates when the machine is busy, and the old page would be read instead."""
+    before = driver.current_url
+    element.click()
+    WebDriverWait(driver, 15, poll_frequency=0.05).until(
+        lambda d: d.current_url != before and d.execute_script("return document.readyState") == "complete")
+
+
 def main():
     binary, database, screenshot = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,7 +123,7 @@ def main():
             auth = {"Cookie": f"{cookie['name']}={cookie['value']}"}
             check("an unknown session is 404", status(base + "/s/no-such-session", auth) == 404)
 
-            link.click()
+            follow(driver, link)
             plan = driver.find_element(By.CSS_SELECTOR, "#space-scratchpad-plan pre").text
             check("the session page shows the plan", "1. reproduce the crash" in plan and "2. fix parse()" in plan, plan)
             notes = driver.find_element(By.CSS_SELECTOR, "#space-scratchpad-notes pre").text
@@ -137,13 +146,13 @@ def main():
             # The query started a turn, which the open page is about to show (live updates are
             # checked below): open the page afresh before clicking on it.
             driver.get(base + "/s/" + SESSION)
-            driver.find_element(By.CSS_SELECTOR, "#observations a").click()
+            follow(driver, driver.find_element(By.CSS_SELECTOR, "#observations a"))
             size = driver.find_element(By.CSS_SELECTOR, "main .meta").text
             check("the reader shows the entry's size", "KiB" in size, size)
             first = driver.find_element(By.ID, "content").text
             check("the reader shows the first 64 KiB page, not the whole log",
                   first.startswith("00001 compiling") and "needle" not in first and "03000" not in first, first[-200:])
-            driver.find_element(By.LINK_TEXT, "next →").click()
+            follow(driver, driver.find_element(By.LINK_TEXT, "next →"))
             second = driver.find_element(By.ID, "content").text
             check("the next page goes on where it ended", "needle" in second and "00001" not in second, second[:200])
             box = driver.find_element(By.NAME, "grep")
