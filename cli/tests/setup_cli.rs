@@ -4,12 +4,12 @@
 //! change to the file, no backup, no copy of the binary. (The merge itself is unit-tested in
 //! `cli/src/setup/codex.rs`.)
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use crate::support;
 
-use support::text;
+use support::{backup, text};
 
 const MINE: &str = "# my settings\nmodel = \"o5\"\n\n[mcp_servers.other]\ncommand = \"other\"\n";
 
@@ -26,28 +26,22 @@ impl Home {
     }
 
     fn copy(&self) -> PathBuf {
-        self.0.path().join(format!("data/scratchpad/bin/{}/scratchpad", env!("CARGO_PKG_VERSION")))
+        support::setup_copy(self.0.path())
     }
 
     fn setup(&self, extra: &[&str]) -> Output {
-        support::command()
-            .args(["setup", "codex", "--config-file"])
+        support::setup_command(self.0.path())
+            .args(["codex", "--config-file"])
             .arg(self.config())
             .args(extra)
             .env("HOME", self.0.path())
-            .env("XDG_DATA_HOME", self.0.path().join("data"))
             .output()
             .expect("running scratchpad setup codex")
     }
 
     fn write_config(&self, text: &str) {
-        std::fs::create_dir_all(self.config().parent().unwrap()).unwrap();
-        std::fs::write(self.config(), text).unwrap();
+        support::write_settings(&self.config(), text);
     }
-}
-
-fn backup(config: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.bak", config.display()))
 }
 
 #[test]

@@ -4,14 +4,14 @@
 //! (The merge itself is unit-tested in `cli/src/setup/gemini.rs`; `tests/tests/gemini_e2e.rs`
 //! runs the real Gemini CLI on what it writes.)
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::Value;
 
 use crate::support;
 
-use support::text;
+use support::{backup, text};
 
 const MINE: &str = r#"{
   "security": { "auth": { "selectedType": "gemini-api-key" } },
@@ -31,27 +31,21 @@ impl Home {
     }
 
     fn copy(&self) -> PathBuf {
-        self.0.path().join(format!("data/scratchpad/bin/{}/scratchpad", env!("CARGO_PKG_VERSION")))
+        support::setup_copy(self.0.path())
     }
 
     fn setup(&self, extra: &[&str]) -> Output {
-        support::command()
-            .args(["setup", "gemini"])
+        support::setup_command(self.0.path())
+            .arg("gemini")
             .args(extra)
             .env("GEMINI_CLI_HOME", self.0.path())
-            .env("XDG_DATA_HOME", self.0.path().join("data"))
             .output()
             .expect("running scratchpad setup gemini")
     }
 
     fn write(&self, text: &str) {
-        std::fs::create_dir_all(self.settings().parent().unwrap()).unwrap();
-        std::fs::write(self.settings(), text).unwrap();
+        support::write_settings(&self.settings(), text);
     }
-}
-
-fn backup(file: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.bak", file.display()))
 }
 
 #[test]

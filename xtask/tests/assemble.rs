@@ -5,30 +5,17 @@
 //! them); the launcher, the host's API and the Claude Code plugin are packed for real, by `npm
 //! pack` from this workspace's sources, into a temporary directory.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::npm_tarball;
 
 use serde_json::{Value, json};
 use xtask::dist::assemble::{self, Options};
 use xtask::dist::targets::{self, Target};
 use xtask::dist::{VERSION, node, npm};
 use xtask::publish::{lockstep, npm as publish_npm};
-
-/// Packs `manifest` as npm does (`package/package.json` in a gzipped tar) into `dir/file`.
-fn npm_tarball(dir: &Path, file: &str, manifest: Value) {
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("package")).unwrap();
-    std::fs::write(staging.path().join("package/package.json"), manifest.to_string()).unwrap();
-    let status = Command::new("tar")
-        .arg("-czf")
-        .arg(dir.join(file))
-        .arg("-C")
-        .arg(staging.path())
-        .arg("package")
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
 
 /// The file name `npm pack` gives `name` at this version.
 fn tarball_name(name: &str) -> String {

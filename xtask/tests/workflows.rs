@@ -2,9 +2,12 @@
 //! `cargo xtask …` they run is a command xtask has, and the publish commands they call order
 //! each registry's packages after their dependencies.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::npm_tarball;
 
 const WORKFLOWS: &[&str] = &[".github/workflows/ci.yml", ".github/workflows/release.yml"];
 
@@ -173,22 +176,6 @@ fn this_workspace_publishes_its_libraries_before_the_cli() {
     assert!(at("scratchpad-host") < at("scratchpad-cli"), "{order:?}");
     assert!(at("scratchpad-powers") < at("scratchpad-plugin-sdk"), "{order:?}");
     assert!(!order.contains(&"xtask") && !order.contains(&"scratchpad-tests"), "{order:?}");
-}
-
-/// Packs `manifest` as npm does (`package/package.json` in a gzipped tar) into `dir`.
-fn npm_tarball(dir: &Path, file: &str, manifest: serde_json::Value) {
-    let staging = tempfile::tempdir().unwrap();
-    std::fs::create_dir(staging.path().join("package")).unwrap();
-    std::fs::write(staging.path().join("package/package.json"), manifest.to_string()).unwrap();
-    let status = Command::new("tar")
-        .arg("-czf")
-        .arg(dir.join(file))
-        .arg("-C")
-        .arg(staging.path())
-        .arg("package")
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[test]

@@ -231,3 +231,27 @@ pub fn viewer_page(url: &str, path: &str) -> String {
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     response
 }
+
+/// `scratchpad setup …` as a user whose home is `home` runs it: the binary's copy goes under
+/// its `XDG_DATA_HOME` ([`setup_copy`]).
+pub fn setup_command(home: &std::path::Path) -> Command {
+    let mut command = command();
+    command.arg("setup").env("XDG_DATA_HOME", home.join("data"));
+    command
+}
+
+/// Where `scratchpad setup` copies the binary for a user whose home is `home`.
+pub fn setup_copy(home: &std::path::Path) -> std::path::PathBuf {
+    home.join(format!("data/scratchpad/bin/{}/scratchpad", env!("CARGO_PKG_VERSION")))
+}
+
+/// Writes a user's settings file `file`, making its directory.
+pub fn write_settings(file: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(file.parent().expect("a settings file's directory")).unwrap();
+    std::fs::write(file, text).unwrap();
+}
+
+/// The backup `scratchpad setup` keeps of `file`.
+pub fn backup(file: &std::path::Path) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{}.bak", file.display()))
+}
