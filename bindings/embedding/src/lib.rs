@@ -215,6 +215,11 @@ pub fn raised(error: &Error) -> Raised {
             attributes.push(("session", session.clone()));
             Class::Storage
         }
+        // The faults of the database itself (a writer holding its lock, a full disk, a
+        // read-only file, a server away): `code` tells them apart.
+        Error::Busy { .. } | Error::DiskFull { .. } | Error::ReadOnly { .. } | Error::Unavailable { .. } => {
+            Class::Storage
+        }
         Error::Other(_) => Class::Storage,
         _ => Class::Other,
     };
@@ -270,6 +275,16 @@ mod tests {
         assert_eq!(raised(&failure(PluginFailure::Timeout { limit_ms: 5 })).class, Class::PluginTimeout);
         assert_eq!(raised(&failure(PluginFailure::MemoryCap { limit_bytes: 1 })).class, Class::Plugin);
         assert_eq!(raised(&Error::SessionNotFound("s".into())).attributes[1], ("session", "s".into()));
+    }
+
+    #[test]
+    fn the_databases_faults_are_storage_errors_named_by_their_code() {
+        let away = raised(&Error::Unavailable { cause: "connection refused".into() });
+        assert_eq!((away.class, &away.attributes[0]), (Class::Storage, &("code", "unavailable".into())));
+        let full = raised(&Error::DiskFull { database: "a.db".into() });
+        assert_eq!((full.class, &full.attributes[0]), (Class::Storage, &("code", "disk-full".into())));
+        assert_eq!(raised(&Error::ReadOnly { database: "a.db".into() }).class, Class::Storage);
+        assert_eq!(raised(&Error::Busy { database: "a.db".into(), waited_ms: 5 }).class, Class::Storage);
     }
 
     #[test]
