@@ -39,6 +39,10 @@ async fn a_restart_fails_the_operation_in_flight_as_retryable_keeping_nothing_an
     host.create_session("s", Origin::New).await.unwrap();
     append(&host, "t1", "NOTE-BEFORE").await.unwrap();
 
+    // Nothing of the host's is still at work (the event log of the call before), so the
+    // statement seen waiting below is the next operation's.
+    let busy = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'scratchpad' AND state <> 'idle'";
+    wait_for(|| server.psql(&database, busy) == "0", "the host's connections idle");
     // Another session holds the session's row, so the next operation's statement on it waits
     // — in flight — when the server restarts.
     let mut holder = server.psql_connected(&database).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
