@@ -51,13 +51,11 @@ impl Host {
             return Err(Error::invalid("limit", format!("limit is 1 to {MAX_RESULTS}, not {limit}")));
         }
         let query = IndexQuery { words, kind: None, session: None, since_ms: None, not_session: None, limit };
-        let mut hits = Vec::new();
-        for usage in self.inner.db.index_usage(Some(project)).await? {
-            for (document, score) in self.inner.db.index_search(project, &usage.plugin, &query, None).await? {
-                hits.push(IndexHit { snippet: snippet(&document.text, &query.words), document, score });
-            }
-        }
-        Ok(hits)
+        let found = self.inner.db.index_search_all(project, &query).await?;
+        Ok(found
+            .into_iter()
+            .map(|(document, score)| IndexHit { snippet: snippet(&document.text, &query.words), document, score })
+            .collect())
     }
 
     /// What each plugin keeps in the index of `project`, or of every project.

@@ -168,6 +168,15 @@ pub(crate) trait Backend: Send + Sync + 'static {
         query: &IndexQuery,
         deadline: Option<std::time::Instant>,
     ) -> Result<Vec<(IndexedDocument, f64)>>;
+    /// [`Backend::index_search`] in the index of every plugin that keeps documents in
+    /// `project`, plugin by plugin in name order, with no deadline: the operator's search.
+    async fn index_search_all(&self, project: &str, query: &IndexQuery) -> Result<Vec<(IndexedDocument, f64)>> {
+        let mut hits = Vec::new();
+        for usage in self.index_usage(Some(project)).await? {
+            hits.extend(self.index_search(project, &usage.plugin, query, None).await?);
+        }
+        Ok(hits)
+    }
     /// The newest documents of `plugin` in `project` (of `kind`; leaving out `not_session`'s).
     async fn index_recent(
         &self,

@@ -107,6 +107,7 @@ struct Pool {
 impl Sqlite {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     pub(crate) async fn open(path: &Path) -> anyhow::Result<Sqlite> {
+        configure_library();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
@@ -173,6 +174,25 @@ impl Sqlite {
         .await
         .context("database task panicked")?
     }
+}
+
+/// SQLite's process-wide settings, made once, before its first connection: no memory
+/// statistics. With them on (the bundled build's default) every allocation SQLite makes takes
+/// one process-wide mutex to count it — a search over a large index makes thousands — and
+/// nothing here reads them. Had something else in the process already started SQLite, it
+/// refuses the change and keeps its defaults, which only costs that time.
+fn configure_library() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `sqlite3_config` is called before any connection of this process is opened
+        // (the `Once` orders every caller after it); were SQLite already initialized it
+        // answers SQLITE_MISUSE and changes nothing. The option takes one `int`.
+        let code =
+            unsafe { rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int) };
+        if code != rusqlite::ffi::SQLITE_OK {
+            tracing::debug!(code, "SQLite was already started: its memory statistics stay on");
+        }
+    });
 }
 
 fn connect(path: &Path) -> anyhow::Result<Connection> {
@@ -430,6 +450,20 @@ impl Backend for Sqlite {
     ) -> Result<Vec<(IndexedDocument, f64)>> {
         let (project, plugin, query) = (owned(project), owned(plugin), query.clone());
         self.run(move |conn| index::search(conn, &project, &plugin, &query, deadline)).await
+    }
+
+    async fn index_search_all(&self, project: &str, query: &IndexQuery) -> Result<Vec<(IndexedDocument, f64)>> {
+        // One trip to the blocking pool for every plugin's search, not one each and one more
+        // for the list of plugins.
+        let (project, query) = (owned(project), query.clone());
+        self.run(move |conn| {
+            let mut hits = Vec::new();
+            for usage in index::usage(conn, Some(&project))? {
+                hits.extend(index::search(conn, &project, &usage.plugin, &query, None)?);
+            }
+            Ok(hits)
+        })
+        .await
     }
 
     async fn index_recent(
