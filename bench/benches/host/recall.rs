@@ -208,6 +208,13 @@ fn rows(c: &mut Criterion, name: &str, dir: &tempfile::TempDir, location: &str) 
     record::calls((&mut group, name), &rt, "search_common_words", || async {
         assert!(!host.recall_search(PROJECT, &common, 8).await.unwrap().is_empty());
     });
+    // A common word of three characters, which a query also takes as the start of longer words
+    // (as "the" is of "then", "there", "these"): here the 11th most common, which starts 110
+    // others.
+    let common_prefix = Words::word(10);
+    record::calls((&mut group, name), &rt, "search_common_prefix", || async {
+        assert!(!host.recall_search(PROJECT, &common_prefix, 8).await.unwrap().is_empty());
+    });
     let turn = TurnContext::new("searching", "later");
     let arguments = serde_json::json!({ "query": typical }).to_string();
     record::calls((&mut group, name), &rt, "search_tool", || async {
