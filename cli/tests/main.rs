@@ -14,6 +14,8 @@ mod fleet_cli;
 mod hardening_cli;
 mod hook_cli;
 mod hook_gemini;
+#[cfg(unix)]
+mod hook_shell_output;
 mod locked_database;
 mod mcp;
 mod mcp_bad_input;

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::dialect::On;
+use super::dialect::{On, ReplaceBuiltin};
 use super::event::{Event, Kind};
 
 /// What the hook tells the agent.
@@ -20,6 +20,9 @@ pub(crate) enum Answer {
     Deny(String),
     /// The model reads `text` instead of the tool's result (`mcp`: the tool is an MCP tool).
     Replace { text: String, mcp: bool },
+    /// A built-in tool's result replaced as the runtime's table says: the result object in the
+    /// tool's shape, or the text the model reads.
+    Output(Value),
 }
 
 impl Answer {
@@ -45,6 +48,11 @@ impl Answer {
                 }
                 Answer::Rewrite(arguments) => {
                     specific.insert(output.rewrite.into(), arguments.clone());
+                    if let Some(decision) = &output.rewrite_decision
+                        && output.rewrites_in(event.permission_mode.as_deref())
+                    {
+                        specific.insert(decision.key.into(), json!(decision.value));
+                    }
                 }
                 Answer::Deny(reason) => {
                     let deny = &output.deny;
@@ -57,6 +65,19 @@ impl Answer {
                         specific.insert(key.into(), json!([{ "type": "text", "text": text }]));
                     }
                     None => {
+                        specific.insert(output.context.into(), json!(text));
+                    }
+                },
+                Answer::Output(value) => match &output.replace_builtin {
+                    ReplaceBuiltin::InShape(key) => {
+                        specific.insert((*key).into(), value.clone());
+                    }
+                    ReplaceBuiltin::Block { decision, value: block, reason } => {
+                        top.insert((*decision).into(), json!(block));
+                        top.insert((*reason).into(), value.clone());
+                    }
+                    ReplaceBuiltin::Context => {
+                        let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
                         specific.insert(output.context.into(), json!(text));
                     }
                 },
@@ -115,6 +136,29 @@ mod tests {
         assert_eq!(
             rendered(Answer::Replace { text: "short".into(), mcp: true }, &post),
             json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": [{"type": "text", "text": "short"}]}})
+        );
+        // Codex takes a rewrite only when allowed, and replaces a built-in tool's result by a
+        // block; Claude Code in the tool's own shape.
+        let ls = r#""tool_name":"Bash","tool_input":{"command":"ls"}"#;
+        let codex = event(Runtime::Codex, "PreToolUse", &format!(r#""permission_mode":"bypassPermissions",{ls}"#));
+        assert_eq!(
+            rendered(Answer::Rewrite(json!({"command": "ls -a"})), &codex),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "ls -a"}, "permissionDecision": "allow"}})
+        );
+        let asking = event(Runtime::Codex, "PreToolUse", &format!(r#""permission_mode":"default",{ls}"#));
+        assert_eq!(
+            rendered(Answer::Rewrite(json!({"command": "ls -a"})), &asking),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "ls -a"}}}),
+            "never an allow where Codex would ask the user"
+        );
+        let bash = r#""tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"x""#;
+        assert_eq!(
+            rendered(Answer::Output(json!("short")), &event(Runtime::Codex, "PostToolUse", bash)),
+            json!({"decision": "block", "reason": "short"})
+        );
+        assert_eq!(
+            rendered(Answer::Output(json!({"stdout": "short"})), &event(Runtime::ClaudeCode, "PostToolUse", bash)),
+            json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {"stdout": "short"}}})
         );
         // Events without a specific output: only a notice, or nothing.
         let stop = event(Runtime::Gemini, "AfterAgent", r#""prompt_response":"done""#);

@@ -16,7 +16,9 @@ mod answer;
 mod dialect;
 pub(crate) mod event;
 mod ledger;
+mod shell;
 mod transcript;
+mod whole_output;
 
 use std::io::Read;
 use std::path::Path;
@@ -244,20 +246,24 @@ impl Hook<'_> {
                 // A runtime that tells the MCP server nothing about the session: the call of
                 // one of the scratchpad's own tools carries the session and turn it acts in.
                 let ours = self.answering.names.tool(tool).is_some();
-                match self.event.runtime.dialect().session_argument.filter(|_| ours) {
+                let answer = match self.event.runtime.dialect().session_argument.filter(|_| ours) {
                     Some(argument) => {
                         let mut arguments = rewritten;
                         let named = serde_json::json!({ "session_id": turn.session_id, "turn_id": turn.turn_id });
                         if let Value::Object(fields) = &mut arguments {
                             fields.insert(argument.to_owned(), named);
                         }
-                        Ok(Answer::Rewrite(arguments))
+                        Answer::Rewrite(arguments)
                     }
-                    None if rewritten == *input => Ok(Answer::Nothing),
-                    None => Ok(Answer::Rewrite(rewritten)),
-                }
+                    None if rewritten == *input => Answer::Nothing,
+                    None => Answer::Rewrite(rewritten),
+                };
+                Ok(self.capture_shell(tool, input, call_id.as_deref(), answer))
             }
             Kind::PostToolUse { tool, input, response, call_id } => {
+                if let Some(answer) = self.whole_output(tool, input, response, call_id.as_deref()).await {
+                    return Ok(answer);
+                }
                 let (turn, step) = self.step(call_id.as_deref())?;
                 let name = self.answering.names.tool(tool).unwrap_or(tool);
                 let observation = Observation::text(result_text(response)).with_metadata(input.clone());

@@ -14,7 +14,7 @@
 //! - It tells its MCP servers nothing about the session: `BeforeTool` adds the session and turn
 //!   to each call of the scratchpad's own tools, in `scratchpad_turn`.
 
-use super::{Deny, Dialect, FIELDS, Fields, On, Output};
+use super::{Deny, Dialect, FIELDS, Fields, On, Output, ReplaceBuiltin};
 
 pub(super) const DIALECT: Dialect = Dialect {
     events: &[
@@ -42,10 +42,14 @@ pub(super) const DIALECT: Dialect = Dialect {
         // An MCP tool's result cannot be replaced (`decision: block` prefixes "Tool result
         // blocked"): the replacement is added to it as context.
         replace_mcp: None,
+        replace_builtin: ReplaceBuiltin::Context,
+        rewrite_decision: None,
         mcp_prefix: "mcp_",
         notice: "systemMessage",
     },
     failures_exit_zero: true,
     context_on_resume: false,
     session_argument: Some("scratchpad_turn"),
+    shell: None,
+    persisted: None,
 };

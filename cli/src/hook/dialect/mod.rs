@@ -89,6 +89,33 @@ pub(crate) struct Dialect {
     /// hook's session and turn (`{"session_id", "turn_id"}`), for a runtime that tells its MCP
     /// servers nothing about the session (`scratchpad mcp --session-argument` reads it).
     pub(crate) session_argument: Option<&'static str>,
+    /// The runtime's shell tool, whose command the hook rewrites so the whole output reaches
+    /// it (`shell.rs`), for a runtime that cuts a command's output before its hooks see it and
+    /// keeps no whole copy.
+    pub(crate) shell: Option<Shell>,
+    /// Where a built-in tool's result names the file holding its whole output, for a runtime
+    /// that persists large outputs and hands its hooks and model a cut copy.
+    pub(crate) persisted: Option<Persisted>,
+}
+
+/// A runtime's shell tool, as its hooks name it.
+#[derive(Debug)]
+pub(crate) struct Shell {
+    /// The tool's name in hook payloads.
+    pub(crate) tool: &'static str,
+    /// The argument holding the command line (a string).
+    pub(crate) command: &'static str,
+}
+
+/// Where a built-in tool's result object points at its whole output.
+#[derive(Debug)]
+pub(crate) struct Persisted {
+    /// The key of the whole output's file path.
+    pub(crate) path: &'static str,
+    /// The key of the (cut) text the model would read.
+    pub(crate) text: &'static str,
+    /// The keys a replacement drops: with them the runtime would show its stub again.
+    pub(crate) drop: &'static [&'static str],
 }
 
 impl Dialect {
@@ -171,10 +198,43 @@ pub(crate) struct Output {
     /// The key in `hookSpecificOutput` of an MCP tool's replaced result (content blocks); `None`:
     /// the runtime cannot replace one, the replacement is added as context.
     pub(crate) replace_mcp: Option<&'static str>,
+    /// How a built-in tool's result is replaced.
+    pub(crate) replace_builtin: ReplaceBuiltin,
+    /// The decision a rewrite must carry to be taken, for a runtime that otherwise runs the
+    /// original; `None`: a rewrite needs none.
+    pub(crate) rewrite_decision: Option<RewriteDecision>,
     /// How the runtime's tool names start for an MCP server's tools.
     pub(crate) mcp_prefix: &'static str,
     /// The top-level key of a message for the user.
     pub(crate) notice: &'static str,
+}
+
+/// `hookSpecificOutput[key] = value` beside a rewrite, given only in the permission modes
+/// where the runtime asks the user nothing: there it can neither skip an approval nor add one.
+/// In another mode the rewrite goes without it (and the runtime runs the original).
+#[derive(Debug)]
+pub(crate) struct RewriteDecision {
+    pub(crate) key: &'static str,
+    pub(crate) value: &'static str,
+    pub(crate) modes: &'static [&'static str],
+}
+
+impl Output {
+    /// Whether a rewrite is taken in `permission_mode`.
+    pub(crate) fn rewrites_in(&self, permission_mode: Option<&str>) -> bool {
+        self.rewrite_decision.as_ref().is_none_or(|d| permission_mode.is_some_and(|m| d.modes.contains(&m)))
+    }
+}
+
+/// How a built-in tool's result is replaced by what the hook answers.
+#[derive(Debug)]
+pub(crate) enum ReplaceBuiltin {
+    /// It cannot be: the replacement goes beside the result, as context.
+    Context,
+    /// `hookSpecificOutput[key]` holds the result object in the tool's own output shape.
+    InShape(&'static str),
+    /// `{decision: value, reason: TEXT}` at the top level: the model reads TEXT instead.
+    Block { decision: &'static str, value: &'static str, reason: &'static str },
 }
 
 /// How a tool call is refused: `decision` set to `value` and the reason in `reason`, in
