@@ -128,8 +128,8 @@ pub(crate) fn wrap(command: &str, capture: &Capture) -> Option<String> {
     let blocks = MAX_OUTPUT_BYTES / 512 + 1;
     Some(format!(
         "{{ s=$( {{ {{ ( eval {} ) 3>&- 4>&-; echo $? >&4; }} 2>&1 | ( trap '' XFSZ; ulimit -f {blocks} 2>/dev/null; \
-         exec tee {output} 2>/dev/null ) >&3 3>&- 4>&-; }} 4>&1 ); }} 3>&1; printf '%s\\n' \"$s\" > {status} \
-         2>/dev/null; exit \"${{s:-1}}\"",
+         exec tee {output} 2>/dev/null ) >&3 3>&- 4>&-; }} 4>&1 ); }} 3>&1; printf '%s\\n' \"$s\" 2>/dev/null \
+         > {status}; exit \"${{s:-1}}\"",
         quote(command)
     ))
 }
@@ -220,8 +220,10 @@ mod tests {
 
     use super::*;
 
+    /// Runs `command` wrapped; what the wrapper itself prints on stderr must be nothing.
     fn run(shell: &str, command: &str, capture: &Capture) -> (Option<i32>, String) {
         let output = Command::new(shell).arg("-c").arg(wrap(command, capture).unwrap()).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{shell}");
         (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
@@ -242,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn without_its_files_a_command_runs_as_it_would_and_nothing_is_finished() {
+    fn without_its_files_a_command_runs_as_it_would_and_says_nothing_of_them() {
         let dir = tempfile::tempdir().unwrap();
         let capture = Capture::of(&dir.path().join("missing"), "db", "s", "c");
         assert_eq!(run("sh", "echo out; exit 3", &capture), (Some(3), "out\n".into()));
