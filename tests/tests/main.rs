@@ -6,8 +6,10 @@
 mod bad_input;
 mod claude_code_e2e;
 mod claude_code_recall;
+mod claude_code_shell_output;
 mod codex_e2e;
 mod codex_recall;
+mod codex_shell_output;
 mod context_guard;
 mod distribution;
 mod durability_concurrency;

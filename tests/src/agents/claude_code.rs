@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::runtimes::{npm_package_on_node24, root};
 use crate::scratchpad_binary;
+use crate::scripted::Model;
 
 /// The model-visible prefix of the plugin's MCP tools (plugin `scratchpad`, server `scratchpad`).
 pub const PREFIX: &str = "mcp__plugin_scratchpad_scratchpad__";
@@ -45,6 +46,26 @@ pub struct Claude {
 }
 
 impl Claude {
+    /// One user's Claude Code in `dir` (`HOME` is `dir/home`) against `model`, with the plugin
+    /// of this checkout (`--plugin-dir`) running this build's `scratchpad`; the database is
+    /// `dir/scratchpad.db`.
+    pub fn with_plugin(dir: &Path, model: &Model) -> Claude {
+        let (binary, path) = install();
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        Claude {
+            binary,
+            path,
+            home,
+            model_url: model.url.clone(),
+            scratchpad: Some(scratchpad_binary()),
+            database: dir.join("scratchpad.db"),
+            config: None,
+            extra_args: Vec::new(),
+            plugin_dir: true,
+        }
+    }
+
     /// `claude -p PROMPT --output-format json` with the plugin, resuming `resume` when given:
     /// its JSON result (`session_id`, `result`, `is_error`, …).
     pub fn prompt(&self, prompt: &str, resume: Option<&str>) -> Value {

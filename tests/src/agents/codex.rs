@@ -88,6 +88,21 @@ impl Codex {
 
     /// [`Codex::exec`] started in `cwd` with more arguments for `codex exec` (`-C DIR`).
     pub fn exec_with(&self, cwd: &Path, args: &[&OsStr], prompt: &str, resume: Option<&str>) -> (String, String) {
+        let events = self.events(cwd, args, prompt, resume);
+        let thread = events.iter().find_map(|e| e["thread_id"].as_str()).expect("a thread id").to_owned();
+        let last = events
+            .iter()
+            .rev()
+            .filter(|e| e["item"]["type"] == "agent_message")
+            .find_map(|e| e["item"]["text"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        (thread, last)
+    }
+
+    /// Every event `codex exec --json` printed (`thread.started`, `item.completed`, …), for a
+    /// test that reads an item, e.g. a command's `exit_code` and `aggregated_output`.
+    pub fn events(&self, cwd: &Path, args: &[&OsStr], prompt: &str, resume: Option<&str>) -> Vec<Value> {
         let mut command = Command::new(&self.binary);
         command.arg("exec");
         if let Some(id) = resume {
@@ -114,16 +129,16 @@ impl Codex {
         let output = command.output().expect("running codex");
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         assert!(output.status.success(), "codex exec failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-        let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-        let thread = events.iter().find_map(|e| e["thread_id"].as_str()).expect("a thread id").to_owned();
-        let last = events
+        stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
+    /// The `command_execution` items of `events`, in order.
+    pub fn commands(events: &[Value]) -> Vec<Value> {
+        events
             .iter()
-            .rev()
-            .filter(|e| e["item"]["type"] == "agent_message")
-            .find_map(|e| e["item"]["text"].as_str())
-            .unwrap_or_default()
-            .to_owned();
-        (thread, last)
+            .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "command_execution")
+            .map(|e| e["item"].clone())
+            .collect()
     }
 
     pub fn show(&self, session: &str) -> String {
