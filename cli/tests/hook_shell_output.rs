@@ -136,6 +136,12 @@ fn bad_whole_output_input_leaves_the_runtime_alone_and_stores_nothing() {
                 "tool_name": "Bash", "tool_input": { "command": ["ls"] }, "tool_use_id": "call_1" }),
             "`tool_input.command` is not a string",
         ),
+        (
+            "codex",
+            json!({ "session_id": "bad-5", "turn_id": "t", "hook_event_name": "PreToolUse", "permission_mode": "bypassPermissions",
+                "tool_name": "Bash", "tool_input": { "command": "ls" } }),
+            "the shell call has no id",
+        ),
     ];
     for (runtime, event, expected) in cases {
         let session = event["session_id"].as_str().unwrap();
@@ -147,4 +153,28 @@ fn bad_whole_output_input_leaves_the_runtime_alone_and_stores_nothing() {
         assert!(output.stdout.is_empty(), "no answer: {}", support::text(&output.stdout));
         assert_eq!(observations(dir.path(), session), Vec::<Value>::new(), "nothing stored for {session}");
     }
+}
+
+/// A capture whose status file holds no exit status (written by something else than the
+/// rewritten command) is not offloaded: one line on stderr, no answer, nothing stored.
+#[test]
+fn a_capture_without_an_exit_status_is_left_to_codex() {
+    let dir = tempfile::tempdir().unwrap();
+    start(dir.path(), "codex", "cx-2");
+    let event = |name: &str| {
+        json!({ "session_id": "cx-2", "turn_id": "t-1", "hook_event_name": name, "permission_mode": "bypassPermissions",
+            "tool_name": "Bash", "tool_input": { "command": "seq 1 3000" }, "tool_use_id": "call_9",
+            "tool_response": "1\n2\n…" })
+    };
+    let rewrite = answer(dir.path(), "codex", &event("PreToolUse")).unwrap();
+    let wrapped = rewrite["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().to_owned();
+    let status = wrapped.split("2>/dev/null > '").nth(1).and_then(|rest| rest.split('\'').next()).unwrap();
+    std::fs::write(status, "not a number").unwrap();
+    let output = hook(dir.path(), "codex", &event("PostToolUse"));
+    let stderr = support::text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("holds no exit status") && stderr.trim().lines().count() == 1, "{stderr}");
+    assert!(output.stdout.is_empty(), "Codex's own result stands: {}", support::text(&output.stdout));
+    assert_eq!(observations(dir.path(), "cx-2"), Vec::<Value>::new(), "nothing stored");
+    assert!(!Path::new(status).exists(), "the capture's files are removed");
 }
