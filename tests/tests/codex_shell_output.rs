@@ -113,3 +113,27 @@ fn where_the_sandbox_forbids_the_capture_codexs_own_output_stands() {
     let shown: Value = serde_json::from_str(&codex.show(thread)).unwrap();
     assert_eq!(shown["observations"], json!([]), "nothing offloaded: {shown}");
 }
+
+/// A command still running when Codex yields to the model (`yield_time_ms`) has no exit status
+/// yet: the model reads Codex's own answer, which names the process to poll, and nothing is
+/// offloaded.
+#[test]
+fn a_command_still_running_is_left_to_codex() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = json!({ "tool_use": { "name": "exec_command",
+        "input": { "cmd": format!("{}; sleep 4; echo LATE", BIG.trim_end_matches("; exit 3")), "yield_time_ms": 1000 } } });
+    let script = json!({ "rules": [
+        { "when": "SCRIPT:long", "reply": [long] },
+        { "when": "Process running with session ID", "reply": [{ "text": "RUNNING-SEEN" }] },
+    ] });
+    let model = Model::start("responses", dir.path(), &script);
+    let codex = Codex::new(dir.path(), &model, SANDBOX);
+    let events = codex.events(dir.path(), &[], "SCRIPT:long start it", None);
+    let last = events.iter().rev().find(|e| e["item"]["type"] == "agent_message").unwrap();
+    assert_eq!(last["item"]["text"], "RUNNING-SEEN", "{events:?}");
+    let output = outputs(&model.turn_requests().pop().unwrap()).pop().unwrap();
+    assert!(!output.contains("scratchpad_id"), "Codex's own answer: {output}");
+    let thread = events.iter().find_map(|e| e["thread_id"].as_str()).unwrap();
+    let shown: Value = serde_json::from_str(&codex.show(thread)).unwrap();
+    assert_eq!(shown["observations"], json!([]), "nothing offloaded: {shown}");
+}
