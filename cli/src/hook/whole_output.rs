@@ -18,7 +18,8 @@ impl Hook<'_> {
     /// stderr).
     pub(super) fn capture_shell(&self, tool: &str, input: &Value, call_id: Option<&str>, answer: Answer) -> Answer {
         let dialect = self.event.runtime.dialect();
-        let Some(shell_tool) = dialect.shell.as_ref().filter(|s| s.tool == tool) else { return answer };
+        // The rewrite is a POSIX shell's: Codex runs PowerShell on Windows.
+        let Some(shell_tool) = dialect.shell.as_ref().filter(|s| s.tool == tool && cfg!(unix)) else { return answer };
         if !dialect.output.rewrites_in(self.event.permission_mode.as_deref()) {
             return answer;
         }
