@@ -14,6 +14,7 @@ mod fleet_cli;
 mod hardening_cli;
 mod hook_cli;
 mod hook_gemini;
+mod hook_subagents;
 mod locked_database;
 mod mcp;
 mod mcp_bad_input;

@@ -48,6 +48,9 @@ pub(crate) struct Shared {
     pub(crate) codex_turns: bool,
     /// Take each call's session and turn from this argument, which the agent's hook added.
     pub(crate) session_argument: Option<String>,
+    /// Take a call's session and turn from this argument when it has one: a sub-agent's
+    /// session spawned from the connection's, which the agent's hook named.
+    pub(crate) agent_argument: Option<String>,
     /// How hook events are answered through the unlisted tool `hook`, when it is served
     /// (`hook_tool.rs`).
     pub(crate) hook_tool: Option<crate::hook::Answering>,
@@ -136,6 +139,24 @@ impl Connection {
 
     fn uri(&self) -> String {
         format!("scratchpad://session/{}", self.session)
+    }
+
+    /// The turn a sub-agent's call names in the argument `name` (`value`): a session spawned
+    /// from this connection's; else why the call acts in none.
+    async fn subagent_turn(&self, name: &str, value: serde_json::Value) -> Result<Result<TurnContext, String>, Error> {
+        let turn = match serde_json::from_value::<CodexTurn>(value) {
+            Ok(turn) => turn,
+            Err(e) => return Ok(Err(format!("`{name}` names no session and turn: {e}"))),
+        };
+        let spawned = match self.shared.host.session(&turn.session_id).await {
+            Ok(record) => record.origin.parent() == Some(self.session.as_str()),
+            Err(Error::SessionNotFound(_) | Error::InvalidInput { .. }) => false,
+            Err(other) => return Err(other),
+        };
+        if !spawned {
+            return Ok(Err(format!("`{name}` names `{}`, no sub-agent of this session", turn.session_id)));
+        }
+        Ok(Ok(TurnContext::new(turn.session_id, turn.turn_id)))
     }
 
     /// The turn a tool call without a named turn acts in: the session's current one with
@@ -258,7 +279,18 @@ impl ServerHandler for Connection {
             },
             None => codex,
         };
+        let agent = match &self.shared.agent_argument {
+            Some(name) => match arguments.remove(name) {
+                Some(value) => match self.subagent_turn(name, value).await.map_err(internal)? {
+                    Ok(turn) => Some(turn),
+                    Err(why) => return Ok(unnamed(why).into()),
+                },
+                None => None,
+            },
+            None => None,
+        };
         let turn = match (&named, codex) {
+            (None, None) if agent.is_some() => agent.expect("a sub-agent's turn"),
             (Some(meta), _) => TurnContext {
                 session_id: self.session.clone(),
                 turn_id: meta.turn_id.clone(),

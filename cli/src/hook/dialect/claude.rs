@@ -12,17 +12,19 @@ pub(super) const DIALECT: Dialect = Dialect {
         ("PostCompact", On::AfterCompaction),
         ("Stop", On::Stop),
         ("SubagentStart", On::SubagentStart),
+        ("SubagentStop", On::SubagentStop),
     ],
     fields: FIELDS,
     output: OUTPUT,
     failures_exit_zero: false,
     context_on_resume: true,
     session_argument: None,
+    agent_argument: Some("scratchpad_turn"),
 };
 
 /// Claude Code's answers, which Codex reads too.
 pub(super) const OUTPUT: Output = Output {
-    specific: &[On::SessionStart, On::Prompt, On::BeforeTool, On::AfterTool],
+    specific: &[On::SessionStart, On::Prompt, On::BeforeTool, On::AfterTool, On::SubagentStart],
     context: "additionalContext",
     rewrite: "updatedInput",
     deny: Deny { specific: true, decision: "permissionDecision", value: "deny", reason: "permissionDecisionReason" },

@@ -31,6 +31,7 @@ pub(super) const DIALECT: Dialect = Dialect {
         call_id: None,
         last_message: "prompt_response",
         agent_id: None,
+        agent_type: None,
         ..FIELDS
     },
     output: Output {
@@ -48,4 +49,5 @@ pub(super) const DIALECT: Dialect = Dialect {
     failures_exit_zero: true,
     context_on_resume: false,
     session_argument: Some("scratchpad_turn"),
+    agent_argument: None,
 };
