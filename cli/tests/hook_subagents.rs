@@ -217,3 +217,61 @@ fn events_of_a_sub_agent_the_hook_cannot_place_are_a_line_on_stderr_exit_0_and_s
     assert_eq!(cli(dir, &["session", "list"])["sessions"].as_array().unwrap().len(), 1);
     assert!(!notes(dir, PARENT).contains("STRAY"));
 }
+
+/// `scratchpad mcp --agent-argument`, as the Claude Code plugin runs it for the parent's session:
+/// a call naming a sub-agent's session (the hook's rewrite) acts there; one naming any session
+/// not spawned from the server's does nothing and says why; one without it acts in the
+/// server's session.
+#[test]
+fn the_mcp_server_acts_in_a_sub_agents_session_only_when_it_was_spawned_from_its_own() {
+    use support::{Process, Rpc};
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    answer(dir, event(PARENT, "SessionStart", json!({ "source": "startup" })));
+    answer(dir, of_agent("SubagentStart", json!({})));
+    answer(dir, event("cc-other", "SessionStart", json!({ "source": "startup" })));
+    let mut command = support::command();
+    command.arg("--db").arg(dir.join("s.db")).args([
+        "mcp",
+        "--session",
+        PARENT,
+        "--agent-argument",
+        "scratchpad_turn",
+        "--api-safe-names",
+        "--tool-prefix",
+        PREFIX,
+        "--declared-tools",
+        "--no-project",
+    ]);
+    let mut server = Rpc::new(Process::spawn(command));
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "claude-code", "version": "2.1.331"}});
+    assert!(server.request("initialize", init).get("result").is_some());
+    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let mut call = |arguments: Value| {
+        let answer = server.request("tools/call", json!({"name": "session_scratchpad", "arguments": arguments}));
+        let result = answer["result"].clone();
+        (result["isError"] == true, result["content"][0]["text"].as_str().unwrap_or_default().to_owned())
+    };
+    let named = |session: &str| json!({ "session_id": session, "turn_id": "hook-1" });
+    let (failed, text) =
+        call(json!({"action": "append_notes", "content": "- IN-SUB", "scratchpad_turn": named(&sub_session())}));
+    assert!(!failed && text.contains("Appended to notes."), "{text}");
+    let (failed, text) = call(json!({"action": "append_notes", "content": "- IN-PARENT"}));
+    assert!(!failed, "{text}");
+    for forged in ["cc-other", "nowhere", PARENT] {
+        let (failed, text) =
+            call(json!({"action": "append_notes", "content": "- FORGED", "scratchpad_turn": named(forged)}));
+        assert!(failed && text.contains("no sub-agent of this session") && text.contains("nothing was done"), "{text}");
+    }
+    let (failed, text) = call(json!({"action": "append_notes", "content": "- FORGED", "scratchpad_turn": 7}));
+    assert!(failed && text.contains("`scratchpad_turn` names no session and turn"), "{text}");
+    drop(server);
+
+    assert!(notes(dir, &sub_session()).contains("IN-SUB") && !notes(dir, &sub_session()).contains("IN-PARENT"));
+    assert!(notes(dir, PARENT).contains("IN-PARENT") && !notes(dir, PARENT).contains("IN-SUB"));
+    for session in [PARENT.to_owned(), sub_session(), "cc-other".to_owned()] {
+        assert!(!notes(dir, &session).contains("FORGED"), "{session}");
+    }
+    let sessions = cli(dir, &["session", "list"]);
+    assert_eq!(sessions["sessions"].as_array().unwrap().len(), 3, "no session created: {sessions}");
+}
