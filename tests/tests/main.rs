@@ -6,6 +6,7 @@
 mod bad_input;
 mod claude_code_e2e;
 mod claude_code_recall;
+mod claude_code_subagents;
 mod codex_e2e;
 mod codex_recall;
 mod context_guard;
