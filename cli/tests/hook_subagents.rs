@@ -1,8 +1,9 @@
-//! `scratchpad hook` for a coding agent's sub-agents: Claude Code 2.1.331's `SubagentStart`,
-//! the sub-agent's tool events and `SubagentStop`, each carrying the parent's `session_id` and
-//! the sub-agent's `agent_id`. Each sub-agent works in a session of its own, spawned from its
-//! parent's, and hands its notes back when it stops. (`tests/tests/claude_code_subagents.rs`
-//! runs the real Claude Code.)
+//! `scratchpad hook` for a coding agent's sub-agents: Claude Code 2.1.331's (and Codex
+//! 0.169.0's) `SubagentStart`, the sub-agent's tool events and `SubagentStop`, each carrying the
+//! parent's `session_id` and the sub-agent's `agent_id`. Each sub-agent works in a session of its
+//! own, spawned from its parent's, and hands its notes back when it stops; the MCP server finds
+//! that session for the sub-agent's calls. (`tests/tests/claude_code_subagents.rs` and
+//! `tests/tests/codex_subagents.rs` run the real agents.)
 
 use std::path::Path;
 use std::process::Output;
@@ -274,4 +275,48 @@ fn the_mcp_server_acts_in_a_sub_agents_session_only_when_it_was_spawned_from_its
     }
     let sessions = cli(dir, &["session", "list"]);
     assert_eq!(sessions["sessions"].as_array().unwrap().len(), 3, "no session created: {sessions}");
+}
+
+/// Codex names a sub-agent's MCP calls by its parent's session and the sub-agent's own turn
+/// (`x-codex-turn-metadata`), the turn its hooks carry: `scratchpad mcp --codex-turns` acts in
+/// the session spawned from the parent whose current turn that is.
+#[test]
+fn codex_calls_in_a_sub_agents_turn_act_in_its_session() {
+    use support::{Process, Rpc};
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let codex = |name: &str, turn: &str, fields: Value| {
+        let mut fields = fields;
+        fields["turn_id"] = json!(turn);
+        event(PARENT, name, fields)
+    };
+    answer(dir, codex("UserPromptSubmit", "t-parent", json!({ "prompt": "delegate" })));
+    answer(dir, codex("SubagentStart", "t-sub", json!({ "agent_id": AGENT, "agent_type": "default" })));
+    answer(dir, codex("UserPromptSubmit", "t-sub", json!({ "prompt": "check the lexer", "agent_id": AGENT })));
+    let mut command = support::command();
+    command.arg("--db").arg(dir.join("s.db")).args([
+        "mcp",
+        "--codex-turns",
+        "--api-safe-names",
+        "--tool-prefix",
+        "mcp__scratchpad__",
+        "--declared-tools",
+        "--no-project",
+    ]);
+    let mut server = Rpc::new(Process::spawn(command));
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "codex", "version": "0.169.0"}});
+    assert!(server.request("initialize", init).get("result").is_some());
+    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let mut call = |turn: &str, content: &str| {
+        let meta = json!({ "x-codex-turn-metadata": { "session_id": PARENT, "turn_id": turn } });
+        let params = json!({ "name": "session_scratchpad", "arguments": { "action": "append_notes", "content": content }, "_meta": meta });
+        let result = server.request("tools/call", params)["result"].clone();
+        assert_ne!(result["isError"], true, "{result}");
+    };
+    call("t-sub", "- IN-SUB");
+    call("t-parent", "- IN-PARENT");
+    drop(server);
+    let (sub, parent) = (notes(dir, &sub_session()), notes(dir, PARENT));
+    assert!(sub.contains("IN-SUB") && !sub.contains("IN-PARENT"), "{sub}");
+    assert!(parent.contains("IN-PARENT") && !parent.contains("IN-SUB"), "{parent}");
 }

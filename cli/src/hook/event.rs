@@ -322,9 +322,13 @@ mod tests {
         assert!(
             matches!(call.kind, Kind::PreToolUse { ref input, .. } if input == &serde_json::json!({"action": "x"}))
         );
-        // Codex's payloads may name an agent too; its sub-agents are not mapped.
-        let codex = parse(br#"{"session_id":"p","turn_id":"t","hook_event_name":"Stop","agent_id":"a1"}"#, None);
-        assert_eq!(codex.unwrap().agent_id, None);
+        // Codex's sub-agents name themselves the same way, beside their own turn id.
+        let codex = parse(
+            br#"{"session_id":"p","turn_id":"t","hook_event_name":"UserPromptSubmit","prompt":"x","agent_id":"a1"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!((codex.runtime, codex.agent_id.as_deref()), (Runtime::Codex, Some("a1")));
     }
 
     #[test]

@@ -1,13 +1,15 @@
-//! Sub-agents as sessions of their own (Claude Code's `Agent` tool). A sub-agent's events carry
-//! its parent's session id and its own `agent_id`; the hook acts on them in the session
-//! `{parent}:subagent:{agent_id}`, spawned from the parent's — the session notepad's spawn:
+//! Sub-agents as sessions of their own (Claude Code's `Agent` tool, Codex's `spawn_agent`). A
+//! sub-agent's events carry its parent's session id and its own `agent_id`; the hook acts on
+//! them in the session `{parent}:subagent:{agent_id}`, spawned from the parent's — the session
+//! notepad's spawn:
 //!
 //! - `SubagentStart` spawns it ([`Origin::Spawn`], in the parent's project), with a copy of the
 //!   parent's state when the host configuration's `[subagents] copy` asks for one (the
 //!   default), begins its turn and answers with its guidance and scratchpad, which Claude Code
 //!   adds to the sub-agent's requests only.
 //! - Its tools' events act in it ([`own`]); a call of the scratchpad's own tools names it in the
-//!   dialect's agent argument, so the MCP server, told only the parent's session, acts in it too.
+//!   dialect's agent argument, so the MCP server, told only the parent's session, acts in it too
+//!   (Claude Code); Codex's MCP calls name the sub-agent's turn, which the server follows.
 //! - `SubagentStop` ends its turn (`after_response`) and hands back what it saved. The notepad
 //!   is the sub-session's own working state and the parent's notepad records the delegated
 //!   work: the notes the sub-agent added are appended to the parent's notes under a line naming
@@ -91,7 +93,8 @@ impl Hook<'_> {
             Err(Error::SessionExists(_)) => self.host.session(session).await?.guidance,
             Err(other) => return Err(other.into()),
         };
-        let turn_id = new_turn_id();
+        // The agent's own turn id when it sends one (Codex: the one its MCP calls name).
+        let turn_id = self.event.turn_id.clone().unwrap_or_else(new_turn_id);
         ledger::with(&self.ledger, |l| l.enter(&turn_id))?;
         let turn = TurnContext::new(session, &turn_id);
         let prompt = self.host.before_query(&turn, "").await?;

@@ -159,6 +159,20 @@ impl Connection {
         Ok(Ok(TurnContext::new(turn.session_id, turn.turn_id)))
     }
 
+    /// The session of the sub-agent whose turn `turn` is, for a call naming its parent's
+    /// `session` and its own turn (Codex): the session spawned from `session` whose current turn
+    /// its hooks made `turn`. `None` for `session`'s own turn, or when no sub-agent has it.
+    async fn sub_agent_in_turn(&self, session: &str, turn: &str) -> Result<Option<String>, Error> {
+        let host = &self.shared.host;
+        if host.session(session).await?.turn_id.as_deref() == Some(turn) {
+            return Ok(None);
+        }
+        let sessions = host.sessions().await?;
+        let spawned =
+            sessions.into_iter().find(|s| s.origin.parent() == Some(session) && s.turn_id.as_deref() == Some(turn));
+        Ok(spawned.map(|s| s.id))
+    }
+
     /// The turn a tool call without a named turn acts in: the session's current one with
     /// `follow_turn` (once a turn started), else the connection's.
     async fn current_turn(&self) -> Result<TurnContext, Error> {
@@ -300,7 +314,11 @@ impl ServerHandler for Connection {
             (None, Some(codex)) => {
                 let project = self.shared.project.as_deref();
                 crate::sessions::open(&self.shared.host, &codex.session_id, project).await.map_err(internal)?;
-                TurnContext::new(codex.session_id, codex.turn_id)
+                let sub_agent = match self.shared.codex_turns {
+                    true => self.sub_agent_in_turn(&codex.session_id, &codex.turn_id).await.map_err(internal)?,
+                    false => None,
+                };
+                TurnContext::new(sub_agent.unwrap_or(codex.session_id), codex.turn_id)
             }
             (None, None) => self.current_turn().await.map_err(internal)?,
         };

@@ -3,13 +3,15 @@
 //! accept only the common fields, so `PreCompact` and `PostCompact` are never answered with
 //! context (they are not in `specific`).
 
-use super::{Dialect, FIELDS, Fields};
+use super::{Dialect, FIELDS};
 
 pub(super) const DIALECT: Dialect = Dialect {
     events: super::claude::DIALECT.events,
-    // Its payloads' schema names `agent_id` and `agent_type` as Claude Code's do, but its
-    // sub-agents were not measured: their events act in the parent's session, as before.
-    fields: Fields { agent_id: None, agent_type: None, ..FIELDS },
+    // A sub-agent's events (`[features] multi_agent`, the `spawn_agent` tool) carry the parent's
+    // session id, the sub-agent's `agent_id` (its thread) and its own `turn_id`, as Claude
+    // Code's do; its MCP calls name the parent's session and the sub-agent's turn, which
+    // `scratchpad mcp --codex-turns` follows to the sub-agent's session (no argument needed).
+    fields: FIELDS,
     output: super::claude::OUTPUT,
     failures_exit_zero: false,
     context_on_resume: true,
