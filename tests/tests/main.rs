@@ -9,6 +9,7 @@ mod claude_code_recall;
 mod claude_code_subagents;
 mod codex_e2e;
 mod codex_recall;
+mod codex_subagents;
 mod context_guard;
 mod distribution;
 mod durability_concurrency;
