@@ -3,12 +3,13 @@
 //! from its parent's by their first message (the prompt the `Agent` tool gave it). A sub-agent,
 //! foreground or background, gets a session spawned from its parent's, its first request
 //! carries the parent's plan, the notes it writes through the plugin's MCP tool land in its
-//! own session and reach the parent when it stops, and a session of another project sees
+//! own session and reach the parent when it stops, and a session of another checkout sees
 //! neither.
 
 use std::path::Path;
 
 use scratchpad_tests::agents::claude_code::{self, Claude, PREFIX, first_user_text, text_of};
+use scratchpad_tests::agents::workspace::checkout;
 use scratchpad_tests::scratchpad_binary;
 use scratchpad_tests::scripted::Model;
 use serde_json::{Value, json};
@@ -108,14 +109,15 @@ fn the_sub_agent_worked_in_its_own_session(claude: &Claude, model: &Model, paren
     assert!(handed.contains(&sub_id), "under a line naming its session: {handed}");
 }
 
-/// Another project's session (a new `claude` in another directory) sees neither the parent's
-/// plan nor the sub-agent's notes.
+/// A session of another checkout (a new `claude` there) sees neither the parent's plan nor the
+/// sub-agent's notes.
 fn another_session_sees_neither(claude: &Claude, model: &Model, dir: &Path, finding: &str) {
-    let elsewhere = dir.join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    claude.prompt_in(&elsewhere, "SCRIPT:other hello", None);
+    claude.prompt_in(&checkout(dir, "other"), "SCRIPT:other hello", None);
     let last = text_of(&model.turn_requests().pop().unwrap());
-    assert!(!last.contains("PARENT-PLAN-42") && !last.contains(finding), "{last}");
+    for marker in ["PARENT-PLAN-42", finding] {
+        let at = last.find(marker).map(|i| &last[i.saturating_sub(400)..(i + 100).min(last.len())]);
+        assert_eq!(at, None, "another session sees {marker}");
+    }
 }
 
 #[test]
@@ -124,15 +126,16 @@ fn a_foreground_sub_agent_works_in_its_own_session_and_its_notes_reach_the_paren
     let finding = "- SUB-FG-FINDING: the lexer is fine";
     let model = Model::start("anthropic", dir.path(), &script("FG", false, finding));
     let claude = claude(dir.path(), &model);
+    let project = checkout(dir.path(), "project");
 
-    let first = claude.prompt("SCRIPT:plan make a plan", None);
+    let first = claude.prompt_in(&project, "SCRIPT:plan make a plan", None);
     let parent = first["session_id"].as_str().expect("a session id").to_owned();
     assert_eq!(first["result"], "PLAN-SAVED", "{first}");
-    let delegated = claude.prompt("SCRIPT:delegate check the lexer", Some(&parent));
+    let delegated = claude.prompt_in(&project, "SCRIPT:delegate check the lexer", Some(&parent));
     assert_eq!(delegated["result"], "PARENT-FG-DONE", "the parent read the sub-agent's result: {delegated}");
 
     the_sub_agent_worked_in_its_own_session(&claude, &model, &parent, "FG", finding);
-    claude.prompt("SCRIPT:next go on", Some(&parent));
+    claude.prompt_in(&project, "SCRIPT:next go on", Some(&parent));
     let next = text_of(&model.turn_requests().pop().unwrap());
     assert!(next.contains("SUB-FG-FINDING"), "the parent's next turn carries the sub-agent's notes: {next}");
     another_session_sees_neither(&claude, &model, dir.path(), "SUB-FG-FINDING");
@@ -144,12 +147,13 @@ fn a_background_sub_agent_works_in_its_own_session_and_its_notes_reach_the_paren
     let finding = "- SUB-BG-FINDING: the lexer is fine";
     let model = Model::start("anthropic", dir.path(), &script("BG", true, finding));
     let claude = claude(dir.path(), &model);
+    let project = checkout(dir.path(), "project");
 
-    let first = claude.prompt("SCRIPT:plan make a plan", None);
+    let first = claude.prompt_in(&project, "SCRIPT:plan make a plan", None);
     let parent = first["session_id"].as_str().expect("a session id").to_owned();
     // `claude -p` waits for its background agent, whose end wakes the parent with a
     // notification: the run ends with the parent's answer to it.
-    let delegated = claude.prompt("SCRIPT:delegate check the lexer", Some(&parent));
+    let delegated = claude.prompt_in(&project, "SCRIPT:delegate check the lexer", Some(&parent));
     assert_eq!(delegated["result"], "PARENT-BG-NOTIFIED", "{delegated}");
 
     the_sub_agent_worked_in_its_own_session(&claude, &model, &parent, "BG", finding);
