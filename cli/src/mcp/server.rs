@@ -303,15 +303,14 @@ impl ServerHandler for Connection {
             },
             None => None,
         };
-        let turn = match (&named, codex) {
-            (None, None) if agent.is_some() => agent.expect("a sub-agent's turn"),
-            (Some(meta), _) => TurnContext {
+        let turn = match (&named, codex, agent) {
+            (Some(meta), _, _) => TurnContext {
                 session_id: self.session.clone(),
                 turn_id: meta.turn_id.clone(),
                 tokens_used: meta.tokens_used,
                 context_window: meta.context_window,
             },
-            (None, Some(codex)) => {
+            (None, Some(codex), _) => {
                 let project = self.shared.project.as_deref();
                 crate::sessions::open(&self.shared.host, &codex.session_id, project).await.map_err(internal)?;
                 let sub_agent = match self.shared.codex_turns {
@@ -320,7 +319,8 @@ impl ServerHandler for Connection {
                 };
                 TurnContext::new(sub_agent.unwrap_or(codex.session_id), codex.turn_id)
             }
-            (None, None) => self.current_turn().await.map_err(internal)?,
+            (None, None, Some(agent)) => agent,
+            (None, None, None) => self.current_turn().await.map_err(internal)?,
         };
         let arguments = serde_json::Value::Object(arguments).to_string();
         let result = match self.shared.host.call_tool(&turn, &request.name, &arguments).await {
