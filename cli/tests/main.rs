@@ -16,6 +16,7 @@ mod hook_cli;
 mod hook_gemini;
 #[cfg(unix)]
 mod hook_shell_output;
+mod hook_subagents;
 mod locked_database;
 mod mcp;
 mod mcp_bad_input;

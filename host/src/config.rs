@@ -24,6 +24,9 @@
 //! mode = "on"              # "read-only": recall, never index; "off": neither
 //! exclude = ["/home/me/secret-repo"]   # projects never indexed nor recalled
 //!
+//! [subagents]              # a coding agent's sub-agents, each a session spawned from its parent's
+//! copy = true              # it starts with a copy of the parent's state; false: empty
+//!
 //! [[plugin]]               # plugins in call order; without [[plugin]] the embedded defaults load
 //! name = "scratchpad"      # no `path`: the embedded component of that name
 //! [plugin.config]          # handed to the plugin as JSON
@@ -350,6 +353,27 @@ pub struct HostConfig {
     /// What plugins may do with a project's search index (recall). Default: everything, for
     /// every project.
     pub recall: Recall,
+    /// How the sessions of a coding agent's sub-agents are spawned from their parent's.
+    pub subagents: Subagents,
+}
+
+/// How a coding agent's sub-agent (Claude Code's `Agent` tool) becomes a session: spawned from
+/// its parent's session, which is [`Origin::Spawn`](crate::Origin::Spawn) with `copy` set from
+/// here. The host only keeps the setting: the runtime's integration spawns the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Subagents {
+    /// The spawned session starts with a copy of the parent's state (each plugin that copies
+    /// on a requested copy: the scratchpad's plan, notes and refs); false: it starts empty.
+    /// Default true: the runtime's model cannot ask for the copy itself, and a sub-agent
+    /// works on a part of its parent's plan.
+    pub copy: bool,
+}
+
+impl Default for Subagents {
+    fn default() -> Self {
+        Subagents { copy: true }
+    }
 }
 
 /// The operator's say over recall: what plugins may do with the search index of a session's
@@ -395,6 +419,7 @@ impl std::fmt::Debug for HostConfig {
             .field("hot_session_bytes", &self.hot_session_bytes)
             .field("turn_wait", &self.turn_wait)
             .field("summarizer", &self.summarizer.as_ref().map(|_| "…"))
+            .field("subagents", &self.subagents)
             .finish()
     }
 }
@@ -416,6 +441,7 @@ impl Default for HostConfig {
             turn_wait: TURN_WAIT,
             summarizer: None,
             recall: Recall::default(),
+            subagents: Subagents::default(),
         }
     }
 }
@@ -490,6 +516,9 @@ impl HostConfig {
                     Err(error) => problems.push(format!("recall.exclude: {error}")),
                 }
             }
+        }
+        if let Some(subagents) = file.subagents {
+            config.subagents.copy = subagents.copy.unwrap_or(config.subagents.copy);
         }
         let defaults = file.limits.apply(Limits::default(), "limits", &mut problems);
         if !file.plugin.is_empty() {
@@ -613,6 +642,13 @@ struct FileConfig {
     #[serde(default)]
     publisher: Vec<FilePublisher>,
     recall: Option<FileRecall>,
+    subagents: Option<FileSubagents>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSubagents {
+    copy: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -733,6 +769,16 @@ fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sub_agents_copy_their_parents_state_unless_the_file_says_not_to() {
+        let copy = |text: &str| HostConfig::from_toml_str(text, Path::new("/")).unwrap().subagents.copy;
+        assert!(copy(""));
+        assert!(copy("[subagents]"));
+        assert!(!copy("[subagents]\ncopy = false"));
+        let err = HostConfig::from_toml_str("[subagents]\nfork = true", Path::new("/")).unwrap_err();
+        assert!(format!("{err:#}").contains("unknown field `fork`"), "{err:#}");
+    }
 
     #[test]
     fn every_problem_in_a_config_file_is_reported_at_once() {

@@ -80,7 +80,7 @@ pub use capabilities::tokenizer::Tokenizer;
 pub use checkpoints::{Checkpoint, CheckpointTrigger, Summarizer, Summary, SummaryFuture, SummaryRequest};
 pub use config::{
     Encoding, HostConfig, InstanceAllocation, Limits, PluginSource, PluginSpec, Recall, RecallMode, SignaturePolicy,
-    TURN_WAIT, cache_dir, data_dir,
+    Subagents, TURN_WAIT, cache_dir, data_dir,
 };
 pub use error::{Error, FailureKind, PluginFailure, Result};
 pub use grants::{Grants, Power};

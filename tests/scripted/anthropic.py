@@ -7,8 +7,10 @@ Prints its port on the first line of stdout, then serves until killed. Every req
 appended to REQUESTS.jsonl (one JSON object a line) so a test can assert on what the model saw.
 
 The last user turn is the last `user` message (its text and its tool results; system-role
-messages after it are skipped). Claude Code's compaction request gets `<summary>` around the
-script's "compact_summary"; side requests without tools get "ok".
+messages after it are skipped). A rule's "first" is matched against the first `user` message:
+a sub-agent's conversation (Claude Code's `Agent` tool) begins with the prompt its parent gave
+it. Claude Code's compaction request gets `<summary>` around the script's "compact_summary";
+side requests without tools get "ok".
 """
 
 import json
@@ -28,6 +30,13 @@ def last_user_text(body):
     return ""
 
 
+def first_user_text(body):
+    for message in body.get("messages", []):
+        if message.get("role") == "user":
+            return rules.text_of(message.get("content", ""), UNWRAP)
+    return ""
+
+
 def is_compaction(body):
     """Claude Code 2.1.331's compaction sends the conversation with a last user message that
     asks for "a detailed summary of the conversation so far" (text only, no tools)."""
@@ -40,7 +49,7 @@ def reply_for(body):
         return [{"text": f"<analysis>scripted</analysis>\n<summary>{rules.compact_summary()}</summary>"}], rules.usage()
     if not body.get("tools"):
         return [{"text": "ok"}], rules.usage()  # side requests (titles, topics)
-    return rules.reply(last_user_text(body))
+    return rules.reply(last_user_text(body), first=first_user_text(body))
 
 
 def events(blocks, usage, model):

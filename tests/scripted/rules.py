@@ -9,7 +9,10 @@ SCRIPT.json: {"rules": [RULE, ...], "compact_summary": TEXT, "usage": {...}}. A 
 agent into compacting);
 the first rule whose SUBSTRING is in the text of the conversation's last user turn answers.
 With "capture", "$1" in the reply's strings is replaced by the regex's first group in that text.
-No rule: the text "ok". A compaction request is answered with "compact_summary".
+With "first": SUBSTRING, a rule answers only a conversation whose first user message holds it:
+a front end that passes that message (`anthropic.py`) tells a sub-agent's requests, which begin
+with the prompt its parent gave it, from its parent's. No rule: the text "ok". A compaction
+request is answered with "compact_summary".
 
 A RULE with "steps": [STEP, ...] instead of "reply" is a script of several model calls in one
 turn, for an agent that adds messages of its own after tool results (OpenClaw), where the last
@@ -81,12 +84,15 @@ def last_group(pattern, text):
     return found[-1].group(1) if found else None
 
 
-def reply(text, conversation=()):
-    """The reply of the first rule that matches `text` (the last user turn's text), or, for a
-    stepped rule, the conversation's marked message: a list of {"text"} and {"tool_use":
-    {"name", "input"}} blocks, and the usage it reports."""
+def reply(text, conversation=(), first=""):
+    """The reply of the first rule that matches `text` (the last user turn's text) and `first`
+    (the conversation's first user message), or, for a stepped rule, the conversation's marked
+    message: a list of {"text"} and {"tool_use": {"name", "input"}} blocks, and the usage it
+    reports."""
     turn = marked(conversation)
     for rule in SCRIPT.get("rules", []):
+        if "first" in rule and rule["first"] not in first:
+            continue
         if "steps" in rule:
             if turn is None or rule["when"] not in turn[0]:
                 continue

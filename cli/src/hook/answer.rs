@@ -36,6 +36,7 @@ impl Answer {
             Kind::UserPromptSubmit { .. } => Some(On::Prompt),
             Kind::PreToolUse { .. } => Some(On::BeforeTool),
             Kind::PostToolUse { .. } => Some(On::AfterTool),
+            Kind::SubagentStart => Some(On::SubagentStart),
             _ => None,
         };
         if on.is_some_and(|on| output.specific.contains(&on)) {

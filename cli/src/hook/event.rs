@@ -26,6 +26,10 @@ pub(crate) struct Event {
     pub(crate) permission_mode: Option<String>,
     /// The agent's working directory (`cwd`), when given: it names the session's project.
     pub(crate) cwd: Option<String>,
+    /// The sub-agent the event is of (its own events and its tools'), when the runtime says.
+    pub(crate) agent_id: Option<String>,
+    /// The sub-agent's kind, when the runtime says.
+    pub(crate) agent_type: Option<String>,
     pub(crate) kind: Kind,
 }
 
@@ -47,10 +51,11 @@ pub(crate) enum Kind {
     PostCompact,
     /// The agent finished its turn; its last message when the agent sends it.
     Stop { last_message: Option<String> },
-    /// A sub-agent started (its own id, when sent).
-    SubagentStart { agent_id: Option<String> },
-    /// An event this command does not act on (`Notification`, `SubagentStop`, …): answered
-    /// with nothing.
+    /// A sub-agent started ([`Event::agent_id`]).
+    SubagentStart,
+    /// A sub-agent finished, with its last message when the agent sends it.
+    SubagentStop { last_message: Option<String> },
+    /// An event this command does not act on (`Notification`, …): answered with nothing.
     Other { name: String },
 }
 
@@ -65,7 +70,8 @@ impl Kind {
             Kind::PreCompact => "PreCompact",
             Kind::PostCompact => "PostCompact",
             Kind::Stop { .. } => "Stop",
-            Kind::SubagentStart { .. } => "SubagentStart",
+            Kind::SubagentStart => "SubagentStart",
+            Kind::SubagentStop { .. } => "SubagentStop",
             Kind::Other { name } => name,
         }
     }
@@ -125,11 +131,13 @@ fn from_fields(fields: &Map<String, Value>, runtime: Option<Runtime>) -> Result<
     }
     let optional = |key: Option<&str>| key.map_or(Ok(None), |key| optional_text(fields, key));
     let tool = || text(fields, keys.tool_name);
-    // The argument the hook adds to its own tools' calls is never part of the event.
+    // The arguments the hook adds to its own tools' calls are never part of the event.
     let input = || {
         let mut input = object(fields, keys.tool_input)?;
-        if let (Some(argument), Value::Object(arguments)) = (dialect.session_argument, &mut input) {
-            arguments.remove(argument);
+        if let Value::Object(arguments) = &mut input {
+            for argument in [dialect.session_argument, dialect.agent_argument].into_iter().flatten() {
+                arguments.remove(argument);
+            }
         }
         Ok::<_, String>(input)
     };
@@ -165,7 +173,8 @@ fn from_fields(fields: &Map<String, Value>, runtime: Option<Runtime>) -> Result<
         Some(On::BeforeCompaction) => Kind::PreCompact,
         Some(On::AfterCompaction) => Kind::PostCompact,
         Some(On::Stop) => Kind::Stop { last_message: optional_text(fields, keys.last_message)? },
-        Some(On::SubagentStart) => Kind::SubagentStart { agent_id: optional(keys.agent_id)? },
+        Some(On::SubagentStart) => Kind::SubagentStart,
+        Some(On::SubagentStop) => Kind::SubagentStop { last_message: optional_text(fields, keys.last_message)? },
         None => Kind::Other { name: name.clone() },
     };
     Ok(Event {
@@ -176,6 +185,8 @@ fn from_fields(fields: &Map<String, Value>, runtime: Option<Runtime>) -> Result<
         transcript_path: optional_text(fields, keys.transcript_path)?,
         permission_mode: optional(keys.permission_mode)?,
         cwd: optional_text(fields, keys.cwd)?,
+        agent_id: optional(keys.agent_id)?,
+        agent_type: optional(keys.agent_type)?,
         kind,
     })
 }
@@ -283,6 +294,41 @@ mod tests {
         let forced =
             parse(br#"{"session_id":"g","hook_event_name":"UserPromptSubmit","prompt":"x"}"#, Some(Runtime::Gemini));
         assert_eq!(forced.unwrap().kind, Kind::Other { name: "UserPromptSubmit".into() });
+    }
+
+    #[test]
+    fn a_sub_agents_events_carry_its_id_and_its_calls_lose_the_agent_argument() {
+        let start = parse(
+            br#"{"session_id":"p","hook_event_name":"SubagentStart","agent_id":"a1","agent_type":"Explore"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (start.kind, start.agent_id.as_deref(), start.agent_type.as_deref()),
+            (Kind::SubagentStart, Some("a1"), Some("Explore"))
+        );
+        let stop = parse(
+            br#"{"session_id":"p","hook_event_name":"SubagentStop","agent_id":"a1","last_assistant_message":"done"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(stop.kind, Kind::SubagentStop { last_message: Some("done".into()) });
+        let call = parse(
+            br#"{"session_id":"p","hook_event_name":"PreToolUse","agent_id":"a1","tool_name":"t",
+                "tool_input":{"action":"x","scratchpad_turn":{"session_id":"other","turn_id":"t"}}}"#,
+            None,
+        )
+        .unwrap();
+        assert!(
+            matches!(call.kind, Kind::PreToolUse { ref input, .. } if input == &serde_json::json!({"action": "x"}))
+        );
+        // Codex's sub-agents name themselves the same way, beside their own turn id.
+        let codex = parse(
+            br#"{"session_id":"p","turn_id":"t","hook_event_name":"UserPromptSubmit","prompt":"x","agent_id":"a1"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!((codex.runtime, codex.agent_id.as_deref()), (Runtime::Codex, Some("a1")));
     }
 
     #[test]

@@ -34,6 +34,29 @@ pub(crate) struct Ledger {
     /// A compaction began (`PreCompact`) and its end was not yet told to the host.
     #[serde(default)]
     pub(crate) compacting: bool,
+    /// A sub-agent's session: its notes as last handed back to its parent (or as it started).
+    #[serde(default)]
+    pub(crate) notes_handed: Option<NotesMark>,
+}
+
+/// A text as the ledger remembers it: its length and digest, not the text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct NotesMark {
+    bytes: usize,
+    digest: String,
+}
+
+impl NotesMark {
+    pub(crate) fn of(text: &str) -> Self {
+        NotesMark { bytes: text.len(), digest: fnv1a_hex(text) }
+    }
+
+    /// What `text` adds after the text marked, when it begins with it; `None` when it does not
+    /// (the marked text was edited).
+    pub(crate) fn rest<'t>(&self, text: &'t str) -> Option<&'t str> {
+        let head = text.get(..self.bytes)?;
+        (fnv1a_hex(head) == self.digest).then(|| &text[self.bytes..])
+    }
 }
 
 impl Ledger {
@@ -153,6 +176,17 @@ mod tests {
         assert_eq!(ledger.step(Some("c")), 4, "entering the same turn changes nothing");
         ledger.enter("t2");
         assert_eq!(ledger.step(Some("a")), 1, "a new turn numbers from 1");
+    }
+
+    #[test]
+    fn a_notes_mark_finds_what_was_added_after_it() {
+        let mark = NotesMark::of("- parent's note");
+        assert_eq!(mark.rest("- parent's note\n- found X"), Some("\n- found X"));
+        assert_eq!(mark.rest("- parent's note"), Some(""));
+        assert_eq!(mark.rest("- edited note and more"), None);
+        assert_eq!(mark.rest("short"), None);
+        assert_eq!(NotesMark::of("é").rest("\u{e9}!"), Some("!"));
+        assert_eq!(NotesMark::of("a").rest("é"), None, "not a char boundary");
     }
 
     #[test]

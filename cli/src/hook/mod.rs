@@ -17,6 +17,7 @@ mod dialect;
 pub(crate) mod event;
 mod ledger;
 mod shell;
+mod subagent;
 mod transcript;
 mod whole_output;
 
@@ -25,9 +26,11 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use scratchpad_host::{
-    Error, Host, HostConfig, InstanceAllocation, Observation, Prompt, ToolCall, ToolNames, TurnContext,
+    Error, Host, HostConfig, InstanceAllocation, Observation, Prompt, Subagents, ToolCall, ToolNames, TurnContext,
 };
 use serde_json::Value;
+
+pub(crate) use self::subagent::Unplaced;
 
 use self::answer::Answer;
 use self::event::{Event, Kind, Runtime};
@@ -65,6 +68,8 @@ pub(crate) struct Answering {
     pub(crate) context_window: u64,
     /// Add the session guidance at `SessionStart`.
     pub(crate) guidance: bool,
+    /// How sub-agents' sessions are spawned (`subagent.rs`).
+    pub(crate) subagents: Subagents,
 }
 
 /// Reads one event from stdin, acts on it and prints the answer. For a runtime that takes any
@@ -74,6 +79,12 @@ pub(crate) async fn run(config: anyhow::Result<HostConfig>, args: HookArgs) -> a
     let mut runtime = args.runtime;
     let result = run_event(config, args, &mut runtime).await;
     match result {
+        // A sub-agent the hook cannot place: the agent goes on as without the plugin, and a
+        // non-zero status would only report a failure that is not one.
+        Err(error) if error.downcast_ref::<subagent::Unplaced>().is_some() => {
+            eprintln!("scratchpad hook: {error:#}");
+            Ok(())
+        }
         Err(error) if runtime.is_some_and(|r| r.dialect().failures_exit_zero) => {
             eprintln!("scratchpad hook: {error:#}");
             Ok(())
@@ -112,6 +123,7 @@ async fn run_event(
     // The agent's user waits on every hook: the whole event, opening the database included,
     // waits for another process's write lock at most the turn's bound.
     let bound = config.turn_wait;
+    let subagents = config.subagents;
     let fallback = event.clone();
     let answered = scratchpad_host::waiting_at_most(bound, async move {
         let host = Host::open(config).await?;
@@ -121,7 +133,8 @@ async fn run_event(
             Kind::SessionStart { .. } => crate::plugin_version::mismatch(),
             _ => None,
         };
-        let answering = Answering { names, context_window: args.context_window, guidance: !args.no_guidance };
+        let answering =
+            Answering { names, context_window: args.context_window, guidance: !args.no_guidance, subagents };
         answer(host, &answering, event, notice.as_deref()).await
     })
     .await;
@@ -169,8 +182,9 @@ pub(crate) async fn answer(
     if let Kind::Other { .. } = event.kind {
         return Ok(None);
     }
+    let (event, parent) = subagent::own(&host, event).await?;
     let ledger = ledger::path(&ledger::directory()?, &host.database().to_string(), &event.session_id);
-    let hook = Hook { host, event, ledger, answering };
+    let hook = Hook { host, event, ledger, answering, parent };
     let answer = hook.act().await?;
     Ok(answer.render(&hook.event, notice))
 }
@@ -180,6 +194,8 @@ struct Hook<'a> {
     event: Event,
     ledger: std::path::PathBuf,
     answering: &'a Answering,
+    /// The parent's session, for an event of a sub-agent (whose session `event` names).
+    parent: Option<String>,
 }
 
 impl Hook<'_> {
@@ -245,8 +261,12 @@ impl Hook<'_> {
                 };
                 // A runtime that tells the MCP server nothing about the session: the call of
                 // one of the scratchpad's own tools carries the session and turn it acts in.
+                // A sub-agent's call names the sub-agent's session, for a runtime that tells the
+                // MCP server only the parent's.
                 let ours = self.answering.names.tool(tool).is_some();
-                let answer = match self.event.runtime.dialect().session_argument.filter(|_| ours) {
+                let dialect = self.event.runtime.dialect();
+                let agent_argument = dialect.agent_argument.filter(|_| self.parent.is_some());
+                let answer = match dialect.session_argument.or(agent_argument).filter(|_| ours) {
                     Some(argument) => {
                         let mut arguments = rewritten;
                         let named = serde_json::json!({ "session_id": turn.session_id, "turn_id": turn.turn_id });
@@ -299,8 +319,15 @@ impl Hook<'_> {
                 self.host.after_response(&self.with_tokens(self.turn()?), &text).await?;
                 Ok(Answer::Nothing)
             }
-            Kind::SubagentStart { .. } | Kind::Other { .. } => Ok(Answer::Nothing),
+            Kind::SubagentStart => self.start_subagent(self.parent()?).await,
+            Kind::SubagentStop { last_message } => self.stop_subagent(self.parent()?, last_message.as_deref()).await,
+            Kind::Other { .. } => Ok(Answer::Nothing),
         }
+    }
+
+    /// The parent's session of a sub-agent's event.
+    fn parent(&self) -> anyhow::Result<&str> {
+        self.parent.as_deref().ok_or_else(|| anyhow::anyhow!("{} names no sub-agent", self.event.name))
     }
 
     /// The turn the event belongs to: the agent's own id when it sends one, else the turn the

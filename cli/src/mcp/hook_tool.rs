@@ -12,15 +12,15 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use crate::hook::{self, Answering, DEFAULT_CONTEXT_WINDOW, event};
-use scratchpad_host::{Host, ToolNames};
+use scratchpad_host::{Host, Subagents, ToolNames};
 
 /// The tool's name (`"tool": "hook"` in a hook's configuration).
 pub(crate) const NAME: &str = "hook";
 
 /// How the tool answers: under the names the client shows the tools, and without the session
 /// guidance, which is this server's instructions (the agent has it already).
-pub(crate) fn answering(names: ToolNames) -> Answering {
-    Answering { names, context_window: DEFAULT_CONTEXT_WINDOW, guidance: false }
+pub(crate) fn answering(names: ToolNames, subagents: Subagents) -> Answering {
+    Answering { names, context_window: DEFAULT_CONTEXT_WINDOW, guidance: false, subagents }
 }
 
 /// Answers the event `arguments` describe with `host`, the server's. A bad event or a failure
@@ -44,6 +44,11 @@ pub(crate) async fn call(host: &Host, answering: &Answering, arguments: Map<Stri
     match answered {
         Ok(Some(json)) => CallToolResult::success(vec![ContentBlock::text(json)]),
         Ok(None) => CallToolResult::success(Vec::new()),
+        // A sub-agent the hook cannot place: nothing to say, as `scratchpad hook` exits 0.
+        Err(error) if error.downcast_ref::<hook::Unplaced>().is_some() => {
+            tracing::warn!(%session, "hook event {name}: {error:#}");
+            CallToolResult::success(Vec::new())
+        }
         Err(error) => {
             tracing::warn!(%session, "hook event {name}: {error:#}");
             match hook::storage_fault(&error, &fallback) {

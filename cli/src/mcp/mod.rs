@@ -78,6 +78,13 @@ pub(crate) struct McpArgs {
     /// Stdio only
     #[arg(long, value_name = "NAME", conflicts_with_all = ["http", "codex_turns"])]
     pub(crate) session_argument: Option<String>,
+    /// Take a tool call's session and turn from its argument NAME when it has one (`{"session_id":
+    /// S, "turn_id": T}`), which the agent's hook adds to a sub-agent's calls and the tool never
+    /// sees: for Claude Code, which tells the server only the parent's session. S must be a
+    /// sub-agent's session spawned from the server's session; a call without it acts as it
+    /// would without this option. Stdio only
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["http", "codex_turns", "session_argument"])]
+    pub(crate) agent_argument: Option<String>,
     /// Answer coding-agent hook events in this process, through the tool `hook` (not listed to
     /// the model; Claude Code's `mcp_tool` hooks call it, docs/claude-code.md) instead of a
     /// `scratchpad hook` process per event. Stdio only
@@ -140,13 +147,14 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
     };
     let session = args.session()?;
     let project = args.project()?;
+    let subagents = config.subagents;
     let host = Host::open(config).await?;
     let names = server::Names::new(&host, args.api_safe_names, &args.tool_prefix);
     if args.hook_tool && names.offers(&host, hook_tool::NAME) {
         anyhow::bail!("--hook-tool: a plugin's tool is offered as `{}` already", hook_tool::NAME);
     }
     let guidance = names.text.rewrite(&server::open_session(&host, &session, project.as_deref()).await?);
-    let hook_tool = args.hook_tool.then(|| hook_tool::answering(names.text.clone()));
+    let hook_tool = args.hook_tool.then(|| hook_tool::answering(names.text.clone(), subagents));
     let shared = server::Shared {
         host: host.clone(),
         sampling: clients,
@@ -157,6 +165,7 @@ pub(crate) async fn run(config: HostConfig, args: McpArgs) -> anyhow::Result<()>
         declared_tools: args.declared_tools,
         codex_turns: args.codex_turns,
         session_argument: args.session_argument.clone(),
+        agent_argument: args.agent_argument.clone(),
         hook_tool,
         project,
     };

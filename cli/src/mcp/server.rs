@@ -48,6 +48,9 @@ pub(crate) struct Shared {
     pub(crate) codex_turns: bool,
     /// Take each call's session and turn from this argument, which the agent's hook added.
     pub(crate) session_argument: Option<String>,
+    /// Take a call's session and turn from this argument when it has one: a sub-agent's
+    /// session spawned from the connection's, which the agent's hook named.
+    pub(crate) agent_argument: Option<String>,
     /// How hook events are answered through the unlisted tool `hook`, when it is served
     /// (`hook_tool.rs`).
     pub(crate) hook_tool: Option<crate::hook::Answering>,
@@ -136,6 +139,38 @@ impl Connection {
 
     fn uri(&self) -> String {
         format!("scratchpad://session/{}", self.session)
+    }
+
+    /// The turn a sub-agent's call names in the argument `name` (`value`): a session spawned
+    /// from this connection's; else why the call acts in none.
+    async fn subagent_turn(&self, name: &str, value: serde_json::Value) -> Result<Result<TurnContext, String>, Error> {
+        let turn = match serde_json::from_value::<CodexTurn>(value) {
+            Ok(turn) => turn,
+            Err(e) => return Ok(Err(format!("`{name}` names no session and turn: {e}"))),
+        };
+        let spawned = match self.shared.host.session(&turn.session_id).await {
+            Ok(record) => record.origin.parent() == Some(self.session.as_str()),
+            Err(Error::SessionNotFound(_) | Error::InvalidInput { .. }) => false,
+            Err(other) => return Err(other),
+        };
+        if !spawned {
+            return Ok(Err(format!("`{name}` names `{}`, no sub-agent of this session", turn.session_id)));
+        }
+        Ok(Ok(TurnContext::new(turn.session_id, turn.turn_id)))
+    }
+
+    /// The session of the sub-agent whose turn `turn` is, for a call naming its parent's
+    /// `session` and its own turn (Codex): the session spawned from `session` whose current turn
+    /// its hooks made `turn`. `None` for `session`'s own turn, or when no sub-agent has it.
+    async fn sub_agent_in_turn(&self, session: &str, turn: &str) -> Result<Option<String>, Error> {
+        let host = &self.shared.host;
+        if host.session(session).await?.turn_id.as_deref() == Some(turn) {
+            return Ok(None);
+        }
+        let sessions = host.sessions().await?;
+        let spawned =
+            sessions.into_iter().find(|s| s.origin.parent() == Some(session) && s.turn_id.as_deref() == Some(turn));
+        Ok(spawned.map(|s| s.id))
     }
 
     /// The turn a tool call without a named turn acts in: the session's current one with
@@ -258,19 +293,34 @@ impl ServerHandler for Connection {
             },
             None => codex,
         };
-        let turn = match (&named, codex) {
-            (Some(meta), _) => TurnContext {
+        let agent = match &self.shared.agent_argument {
+            Some(name) => match arguments.remove(name) {
+                Some(value) => match self.subagent_turn(name, value).await.map_err(internal)? {
+                    Ok(turn) => Some(turn),
+                    Err(why) => return Ok(unnamed(why).into()),
+                },
+                None => None,
+            },
+            None => None,
+        };
+        let turn = match (&named, codex, agent) {
+            (Some(meta), _, _) => TurnContext {
                 session_id: self.session.clone(),
                 turn_id: meta.turn_id.clone(),
                 tokens_used: meta.tokens_used,
                 context_window: meta.context_window,
             },
-            (None, Some(codex)) => {
+            (None, Some(codex), _) => {
                 let project = self.shared.project.as_deref();
                 crate::sessions::open(&self.shared.host, &codex.session_id, project).await.map_err(internal)?;
-                TurnContext::new(codex.session_id, codex.turn_id)
+                let sub_agent = match self.shared.codex_turns {
+                    true => self.sub_agent_in_turn(&codex.session_id, &codex.turn_id).await.map_err(internal)?,
+                    false => None,
+                };
+                TurnContext::new(sub_agent.unwrap_or(codex.session_id), codex.turn_id)
             }
-            (None, None) => self.current_turn().await.map_err(internal)?,
+            (None, None, Some(agent)) => agent,
+            (None, None, None) => self.current_turn().await.map_err(internal)?,
         };
         let arguments = serde_json::Value::Object(arguments).to_string();
         let result = match self.shared.host.call_tool(&turn, &request.name, &arguments).await {

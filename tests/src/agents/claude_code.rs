@@ -143,14 +143,25 @@ impl Claude {
 
     /// `scratchpad --db DATABASE --json show SESSION`.
     pub fn show(&self, session: &str) -> Value {
+        self.scratchpad_json(&["show", session])
+    }
+
+    /// Every session of the database, oldest first (`scratchpad --json session list`).
+    pub fn sessions(&self) -> Vec<Value> {
+        self.scratchpad_json(&["session", "list"])["sessions"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// `scratchpad --db DATABASE --json ARGS…`, which must succeed: its JSON.
+    fn scratchpad_json(&self, args: &[&str]) -> Value {
         let output = Command::new(scratchpad_binary())
             .arg("--db")
             .arg(&self.database)
-            .args(["--json", "show", session])
+            .arg("--json")
+            .args(args)
             .env("XDG_CACHE_HOME", super::cache_home())
             .output()
             .unwrap();
-        assert!(output.status.success(), "scratchpad show {session}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "scratchpad {args:?}: {}", String::from_utf8_lossy(&output.stderr));
         serde_json::from_slice(&output.stdout).unwrap()
     }
 }
@@ -173,6 +184,27 @@ fn collect(value: &Value, out: &mut String) {
         Value::Object(fields) => fields.values().for_each(|v| collect(v, out)),
         _ => {}
     }
+}
+
+/// The text of a request's first user message: a sub-agent's conversation (the `Agent` tool)
+/// begins with the prompt its parent gave it.
+pub fn first_user_text(request: &Value) -> String {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let mut out = String::new();
+    if let Some(first) = messages.iter().find(|m| m["role"] == "user") {
+        collect(&first["content"], &mut out);
+    }
+    out
+}
+
+/// The text of a request's last user message (a prompt, or tool results).
+pub fn last_user_text(request: &Value) -> String {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let mut out = String::new();
+    if let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") {
+        collect(&last["content"], &mut out);
+    }
+    out
 }
 
 /// The names of the tools a request offers the model.

@@ -12,6 +12,7 @@ pub(super) const DIALECT: Dialect = Dialect {
         ("PostCompact", On::AfterCompaction),
         ("Stop", On::Stop),
         ("SubagentStart", On::SubagentStart),
+        ("SubagentStop", On::SubagentStop),
     ],
     fields: FIELDS,
     output: OUTPUT,
@@ -26,11 +27,12 @@ pub(super) const DIALECT: Dialect = Dialect {
         text: "stdout",
         drop: &["persistedOutputPath", "persistedOutputSize", "stdoutHoldsOutputEnd"],
     }),
+    agent_argument: Some("scratchpad_turn"),
 };
 
 /// Claude Code's answers, which Codex reads too.
 pub(super) const OUTPUT: Output = Output {
-    specific: &[On::SessionStart, On::Prompt, On::BeforeTool, On::AfterTool],
+    specific: &[On::SessionStart, On::Prompt, On::BeforeTool, On::AfterTool, On::SubagentStart],
     context: "additionalContext",
     rewrite: "updatedInput",
     deny: Deny { specific: true, decision: "permissionDecision", value: "deny", reason: "permissionDecisionReason" },

@@ -16,6 +16,10 @@ use super::{Dialect, FIELDS, Output, ReplaceBuiltin, RewriteDecision, Shell};
 
 pub(super) const DIALECT: Dialect = Dialect {
     events: super::claude::DIALECT.events,
+    // A sub-agent's events (`[features] multi_agent`, the `spawn_agent` tool) carry the parent's
+    // session id, the sub-agent's `agent_id` (its thread) and its own `turn_id`, as Claude
+    // Code's do; its MCP calls name the parent's session and the sub-agent's turn, which
+    // `scratchpad mcp --codex-turns` follows to the sub-agent's session (no argument needed).
     fields: FIELDS,
     output: Output {
         replace_builtin: ReplaceBuiltin::Block { decision: "decision", value: "block", reason: "reason" },
@@ -34,4 +38,5 @@ pub(super) const DIALECT: Dialect = Dialect {
     session_argument: None,
     shell: Some(Shell { tool: "Bash", command: "command" }),
     persisted: None,
+    agent_argument: None,
 };

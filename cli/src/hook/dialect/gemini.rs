@@ -31,6 +31,7 @@ pub(super) const DIALECT: Dialect = Dialect {
         call_id: None,
         last_message: "prompt_response",
         agent_id: None,
+        agent_type: None,
         ..FIELDS
     },
     output: Output {
@@ -52,4 +53,5 @@ pub(super) const DIALECT: Dialect = Dialect {
     session_argument: Some("scratchpad_turn"),
     shell: None,
     persisted: None,
+    agent_argument: None,
 };

@@ -64,8 +64,10 @@ pub(crate) enum On {
     AfterCompaction,
     /// The agent finished its turn.
     Stop,
-    /// A sub-agent started.
+    /// A sub-agent started (`subagent.rs`).
     SubagentStart,
+    /// A sub-agent finished.
+    SubagentStop,
 }
 
 /// One runtime's hook dialect.
@@ -96,6 +98,10 @@ pub(crate) struct Dialect {
     /// Where a built-in tool's result names the file holding its whole output, for a runtime
     /// that persists large outputs and hands its hooks and model a cut copy.
     pub(crate) persisted: Option<Persisted>,
+    /// The argument a sub-agent's call of the scratchpad's own MCP tools gets at `BeforeTool`,
+    /// naming the sub-agent's session and turn, for a runtime that tells its MCP server only
+    /// the parent's session (`scratchpad mcp --agent-argument` reads it).
+    pub(crate) agent_argument: Option<&'static str>,
 }
 
 /// A runtime's shell tool, as its hooks name it.
@@ -160,8 +166,10 @@ pub(crate) struct Fields {
     pub(crate) call_id: Option<&'static str>,
     /// The agent's last message at the end of its turn.
     pub(crate) last_message: &'static str,
-    /// A sub-agent's id.
+    /// A sub-agent's id, on its own events and its tools' (the session id stays its parent's).
     pub(crate) agent_id: Option<&'static str>,
+    /// A sub-agent's kind (`general-purpose`, `Explore`, …).
+    pub(crate) agent_type: Option<&'static str>,
 }
 
 /// The fields Claude Code named and the others kept.
@@ -181,6 +189,7 @@ const FIELDS: Fields = Fields {
     call_id: Some("tool_use_id"),
     last_message: "last_assistant_message",
     agent_id: Some("agent_id"),
+    agent_type: Some("agent_type"),
 };
 
 /// How an answer is written: every shape is `{"hookSpecificOutput": {"hookEventName": E, …}}`
