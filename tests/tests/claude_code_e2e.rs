@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use scratchpad_tests::agents::claude_code::{self, Claude, PREFIX, last_tool_results, text_of, tool_names, tool_uses};
+use scratchpad_tests::agents::claude_code::{Claude, PREFIX, last_tool_results, text_of, tool_names, tool_uses};
 use scratchpad_tests::scripted::Model;
 use scratchpad_tests::{big_log, scratchpad_binary};
 use serde_json::{Value, json};
@@ -14,23 +14,6 @@ const PLAN: &str = "1. PLAN-MARKER-42: fix the parser\n2. add a test";
 /// The plan as the scratchpad block injects it (the history's `set_plan` call holds the plan
 /// without its heading).
 const INJECTED_PLAN: &str = "## Plan\n1. PLAN-MARKER-42";
-
-fn claude(dir: &Path, model: &Model) -> Claude {
-    let (binary, path) = claude_code::install();
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    Claude {
-        binary,
-        path,
-        home,
-        model_url: model.url.clone(),
-        scratchpad: Some(scratchpad_binary()),
-        database: dir.join("scratchpad.db"),
-        config: None,
-        extra_args: Vec::new(),
-        plugin_dir: true,
-    }
-}
 
 fn tool(name: &str) -> String {
     format!("{PREFIX}{name}")
@@ -62,7 +45,7 @@ fn the_plan_survives_turns_resume_and_compaction_and_stays_in_its_session() {
         "compact_summary": "SUMMARY: the user asked for a plan.",
     });
     let model = Model::start("anthropic", dir.path(), &script);
-    let mut claude = claude(dir.path(), &model);
+    let mut claude = Claude::with_plugin(dir.path(), &model);
     let runs = dir.path().join("runs.log");
     claude.scratchpad = Some(logging_scratchpad(dir.path(), &runs));
 
@@ -142,7 +125,7 @@ fn a_refusal_reaches_the_model_and_a_large_result_is_offloaded_and_read_back() {
         ],
     });
     let model = Model::start("anthropic", dir.path(), &script);
-    let mut claude = claude(dir.path(), &model);
+    let mut claude = Claude::with_plugin(dir.path(), &model);
     let servers = json!({ "mcpServers": { "logs": {
         "command": "python3",
         "args": [scratchpad_tests::runtimes::root().join("tests/claude-code/log_server.py"), &log],
@@ -183,7 +166,7 @@ fn a_looping_component_or_a_missing_binary_never_breaks_the_turn() {
         dir.path(),
         &json!({ "rules": [{ "when": "SCRIPT:hi", "reply": [{ "text": "HELLO-BACK" }] }] }),
     );
-    let mut claude = claude(dir.path(), &model);
+    let mut claude = Claude::with_plugin(dir.path(), &model);
     let config = dir.path().join("config.toml");
     let probe = scratchpad_tests::components::PROBE_PATH;
     std::fs::write(
@@ -222,7 +205,7 @@ fn the_agent_sdk_example_runs_the_plugin() {
         { "when": "Plan set.", "reply": [{ "text": "SDK-SAVED" }] },
     ] });
     let model = Model::start("anthropic", dir.path(), &script);
-    let claude = claude(dir.path(), &model);
+    let claude = Claude::with_plugin(dir.path(), &model);
     let (example, path) = scratchpad_tests::runtimes::npm_package_on_node24(
         "integrations/claude-code/examples/agent-sdk",
         "agent-sdk.ts",
@@ -252,7 +235,7 @@ fn the_agent_sdk_example_runs_the_plugin() {
 fn the_plugin_installs_from_its_marketplace() {
     let dir = tempfile::tempdir().unwrap();
     let model = Model::start("anthropic", dir.path(), &json!({ "rules": [] }));
-    let mut claude = claude(dir.path(), &model);
+    let mut claude = Claude::with_plugin(dir.path(), &model);
     let runs = dir.path().join("runs.log");
     claude.scratchpad = Some(logging_scratchpad(dir.path(), &runs));
     let marketplace = scratchpad_tests::runtimes::root().join("integrations/claude-code");
