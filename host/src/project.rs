@@ -52,13 +52,14 @@ pub fn project_of_dir(dir: impl AsRef<Path>) -> Result<String> {
     Ok(key.to_owned())
 }
 
-/// The checkout holding `dir`: the nearest ancestor with a `.git` directory, or with a `.git`
-/// file (a linked worktree or a submodule), whose `gitdir:` line leads to the main checkout
-/// when it is a worktree.
+/// The checkout holding `dir`: the nearest ancestor with a `.git` directory holding a `HEAD`
+/// (as git itself requires: an empty `.git`, such as a sandbox's mount point, is not a
+/// repository), or with a `.git` file (a linked worktree or a submodule), whose `gitdir:` line
+/// leads to the main checkout when it is a worktree.
 fn checkout_root(dir: &Path) -> Option<PathBuf> {
     for candidate in dir.ancestors() {
         let dot_git = candidate.join(".git");
-        if dot_git.is_dir() {
+        if dot_git.join("HEAD").is_file() {
             return Some(candidate.to_path_buf());
         }
         if dot_git.is_file() {
@@ -93,6 +94,7 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let repo = temp.path().canonicalize().unwrap().join("repo");
         std::fs::create_dir_all(repo.join(".git/worktrees/feature")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::create_dir_all(repo.join("src/deep")).unwrap();
         assert_eq!(project_of_dir(repo.join("src/deep")).unwrap(), repo.to_str().unwrap());
         assert_eq!(project_of_dir(&repo).unwrap(), repo.to_str().unwrap());
@@ -104,6 +106,19 @@ mod tests {
         assert_eq!(project_of_dir(worktree.join("src")).unwrap(), repo.to_str().unwrap());
 
         let plain = temp.path().canonicalize().unwrap().join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        assert_eq!(project_of_dir(&plain).unwrap(), plain.to_str().unwrap());
+    }
+
+    /// An empty `.git` directory (a run of Codex 0.169.0 in its `workspace-write` sandbox left
+    /// one in `/tmp`, measured) makes no checkout of the tree under it: git itself would look
+    /// further up.
+    #[test]
+    fn an_empty_dot_git_directory_is_not_a_checkout() {
+        let temp = tempfile::tempdir().unwrap();
+        let outer = temp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(outer.join(".git")).unwrap();
+        let plain = outer.join("plain");
         std::fs::create_dir_all(&plain).unwrap();
         assert_eq!(project_of_dir(&plain).unwrap(), plain.to_str().unwrap());
     }
