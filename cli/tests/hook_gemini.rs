@@ -145,7 +145,7 @@ fn a_gemini_session_gets_its_plan_and_its_own_tools_calls_name_it() {
 /// a call without it, or with one that names no session, does nothing and says why.
 #[test]
 fn the_mcp_server_acts_in_the_session_each_call_names() {
-    use support::{Process, Rpc};
+    use support::Rpc;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let mut command = support::command();
@@ -159,15 +159,8 @@ fn the_mcp_server_acts_in_the_session_each_call_names() {
         "--declared-tools",
         "--no-project",
     ]);
-    let mut server = Rpc::new(Process::spawn(command));
-    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "gemini-cli", "version": "0.61.0"}});
-    assert!(server.request("initialize", init).get("result").is_some());
-    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
-    let mut call = |arguments: Value| {
-        let answer = server.request("tools/call", json!({"name": "session_scratchpad", "arguments": arguments}));
-        let result = answer["result"].clone();
-        (result["isError"] == true, result["content"][0]["text"].as_str().unwrap_or_default().to_owned())
-    };
+    let mut server = Rpc::mcp(command, "gemini-cli", "0.61.0");
+    let mut call = |arguments: Value| server.call_tool("session_scratchpad", arguments);
     let named = json!({"session_id": "gem-a", "turn_id": "hook-1"});
     let (failed, text) = call(json!({"action": "set_plan", "content": "1. ARG-PLAN", "scratchpad_turn": named}));
     assert!(!failed && text.contains("Plan set."), "{text}");

@@ -225,7 +225,7 @@ fn events_of_a_sub_agent_the_hook_cannot_place_are_a_line_on_stderr_exit_0_and_s
 /// server's session.
 #[test]
 fn the_mcp_server_acts_in_a_sub_agents_session_only_when_it_was_spawned_from_its_own() {
-    use support::{Process, Rpc};
+    use support::Rpc;
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     answer(dir, event(PARENT, "SessionStart", json!({ "source": "startup" })));
@@ -244,15 +244,8 @@ fn the_mcp_server_acts_in_a_sub_agents_session_only_when_it_was_spawned_from_its
         "--declared-tools",
         "--no-project",
     ]);
-    let mut server = Rpc::new(Process::spawn(command));
-    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "claude-code", "version": "2.1.331"}});
-    assert!(server.request("initialize", init).get("result").is_some());
-    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
-    let mut call = |arguments: Value| {
-        let answer = server.request("tools/call", json!({"name": "session_scratchpad", "arguments": arguments}));
-        let result = answer["result"].clone();
-        (result["isError"] == true, result["content"][0]["text"].as_str().unwrap_or_default().to_owned())
-    };
+    let mut server = Rpc::mcp(command, "claude-code", "2.1.331");
+    let mut call = |arguments: Value| server.call_tool("session_scratchpad", arguments);
     let named = |session: &str| json!({ "session_id": session, "turn_id": "hook-1" });
     let (failed, text) =
         call(json!({"action": "append_notes", "content": "- IN-SUB", "scratchpad_turn": named(&sub_session())}));
@@ -282,7 +275,7 @@ fn the_mcp_server_acts_in_a_sub_agents_session_only_when_it_was_spawned_from_its
 /// the session spawned from the parent whose current turn that is.
 #[test]
 fn codex_calls_in_a_sub_agents_turn_act_in_its_session() {
-    use support::{Process, Rpc};
+    use support::Rpc;
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let codex = |name: &str, turn: &str, fields: Value| {
@@ -303,10 +296,7 @@ fn codex_calls_in_a_sub_agents_turn_act_in_its_session() {
         "--declared-tools",
         "--no-project",
     ]);
-    let mut server = Rpc::new(Process::spawn(command));
-    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "codex", "version": "0.169.0"}});
-    assert!(server.request("initialize", init).get("result").is_some());
-    server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let mut server = Rpc::mcp(command, "codex", "0.169.0");
     let mut call = |turn: &str, content: &str| {
         let meta = json!({ "x-codex-turn-metadata": { "session_id": PARENT, "turn_id": turn } });
         let params = json!({ "name": "session_scratchpad", "arguments": { "action": "append_notes", "content": content }, "_meta": meta });

@@ -10,30 +10,12 @@ use std::path::Path;
 
 use scratchpad_tests::agents::claude_code::{self, Claude, PREFIX, first_user_text, text_of};
 use scratchpad_tests::agents::workspace::checkout;
-use scratchpad_tests::scratchpad_binary;
 use scratchpad_tests::scripted::Model;
 use serde_json::{Value, json};
 
 const PLAN: &str = "1. PARENT-PLAN-42: split the parser\n2. check the lexer";
 /// The plan as the scratchpad block injects it.
 const INJECTED_PLAN: &str = "## Plan\n1. PARENT-PLAN-42";
-
-fn claude(dir: &Path, model: &Model) -> Claude {
-    let (binary, path) = claude_code::install();
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    Claude {
-        binary,
-        path,
-        home,
-        model_url: model.url.clone(),
-        scratchpad: Some(scratchpad_binary()),
-        database: dir.join("scratchpad.db"),
-        config: None,
-        extra_args: Vec::new(),
-        plugin_dir: true,
-    }
-}
 
 fn tool(name: &str) -> String {
     format!("{PREFIX}{name}")
@@ -125,7 +107,7 @@ fn a_foreground_sub_agent_works_in_its_own_session_and_its_notes_reach_the_paren
     let dir = tempfile::tempdir().unwrap();
     let finding = "- SUB-FG-FINDING: the lexer is fine";
     let model = Model::start("anthropic", dir.path(), &script("FG", false, finding));
-    let claude = claude(dir.path(), &model);
+    let claude = Claude::with_plugin(dir.path(), &model);
     let project = checkout(dir.path(), "project");
 
     let first = claude.prompt_in(&project, "SCRIPT:plan make a plan", None);
@@ -146,7 +128,7 @@ fn a_background_sub_agent_works_in_its_own_session_and_its_notes_reach_the_paren
     let dir = tempfile::tempdir().unwrap();
     let finding = "- SUB-BG-FINDING: the lexer is fine";
     let model = Model::start("anthropic", dir.path(), &script("BG", true, finding));
-    let claude = claude(dir.path(), &model);
+    let claude = Claude::with_plugin(dir.path(), &model);
     let project = checkout(dir.path(), "project");
 
     let first = claude.prompt_in(&project, "SCRIPT:plan make a plan", None);

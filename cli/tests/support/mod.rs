@@ -132,6 +132,25 @@ impl Rpc {
         Rpc { process, id: 0 }
     }
 
+    /// An MCP server (`scratchpad mcp …`, spawned as `command`) past its handshake, as the
+    /// client `name` at `version` would see it.
+    pub fn mcp(command: Command, name: &str, version: &str) -> Rpc {
+        let mut server = Rpc::new(Process::spawn(command));
+        let init = serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": name, "version": version}});
+        let answer = server.request("initialize", init);
+        assert!(answer.get("result").is_some(), "{answer}");
+        server.process.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        server
+    }
+
+    /// `tools/call` of `name` with `arguments`: whether the result is an error, and its text.
+    pub fn call_tool(&mut self, name: &str, arguments: serde_json::Value) -> (bool, String) {
+        let answer = self.request("tools/call", serde_json::json!({"name": name, "arguments": arguments}));
+        let result = &answer["result"];
+        (result["isError"] == true, result["content"][0]["text"].as_str().unwrap_or_default().to_owned())
+    }
+
     /// The answer to request `method` with `params`.
     pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
         self.id += 1;
