@@ -9,9 +9,10 @@ use crate::support;
 
 use support::{json_of, run, text, viewer_page};
 
-/// A git checkout (a `.git` directory is what names one) with a subdirectory.
+/// A git checkout (a `.git` directory with a `HEAD` is what names one) with a subdirectory.
 fn checkout(root: &Path) -> String {
     std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::create_dir_all(root.join("src/deep")).unwrap();
     root.canonicalize().unwrap().to_str().unwrap().to_owned()
 }

@@ -79,6 +79,7 @@ fn a_directory_names_its_checkout_and_a_missing_one_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().canonicalize().unwrap().join("repo");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::create_dir_all(repo.join("src")).unwrap();
     let mut sidecar = sidecar(&dir.path().join("dirs.db"));
     let mut ask = |id: u64, params: Value| {

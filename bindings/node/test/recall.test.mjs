@@ -4,7 +4,7 @@
 // `recallSearch` and `recallPreview` show what is kept; a bad project key is a
 // `ScratchpadError` (code `invalid-input`).
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -28,6 +28,7 @@ test('a new session starts from what earlier sessions of its project left', asyn
   const root = dir();
   const repo = join(root, 'repo');
   mkdirSync(join(repo, '.git'), { recursive: true });
+  writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/main\n');
   mkdirSync(join(repo, 'src', 'deep'), { recursive: true });
   const project = projectOfDir(join(repo, 'src', 'deep'));
   assert.equal(project, realpathSync(repo), 'a directory’s project is its checkout’s root');

@@ -20,6 +20,7 @@ def first_prompt(host, session, message):
 def test_a_new_session_starts_from_what_earlier_sessions_of_its_project_left(host, tmp_path):
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (repo / "src" / "deep").mkdir(parents=True)
     project = scratchpad.project_of_dir(repo / "src" / "deep")
     assert project == str(repo.resolve()), "a directory's project is its checkout's root"
