@@ -26,7 +26,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use scratchpad_host::{
-    Error, Host, HostConfig, InstanceAllocation, Observation, Prompt, Subagents, ToolCall, ToolNames, TurnContext,
+    Error, Host, HostConfig, InstanceAllocation, Prompt, Subagents, ToolCall, ToolNames, TurnContext,
 };
 use serde_json::Value;
 
@@ -284,16 +284,8 @@ impl Hook<'_> {
                 if let Some(answer) = self.whole_output(tool, input, response, call_id.as_deref()).await {
                     return Ok(answer);
                 }
-                let (turn, step) = self.step(call_id.as_deref())?;
-                let name = self.answering.names.tool(tool).unwrap_or(tool);
-                let observation = Observation::text(result_text(response)).with_metadata(input.clone());
-                let call = ToolCall::new(name, input.to_string(), step);
-                let view = self.host.after_tool_result(&turn, &call, &observation).await?;
-                Ok(match view.replacement {
-                    Some(text) => Answer::Replace {
-                        text: self.answering.names.rewrite(&text),
-                        mcp: self.event.runtime.dialect().is_mcp(tool),
-                    },
+                Ok(match self.offload(tool, input, call_id.as_deref(), result_text(response)).await? {
+                    Some(text) => Answer::Replace { text, mcp: self.event.runtime.dialect().is_mcp(tool) },
                     None => Answer::Nothing,
                 })
             }

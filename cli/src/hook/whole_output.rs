@@ -115,9 +115,10 @@ impl Hook<'_> {
         })
     }
 
-    /// Runs `after_tool_result` on `output`, the whole result of `tool` called with `input`:
-    /// the text the model should read instead, if a plugin replaced it.
-    async fn offload(
+    /// Runs `after_tool_result` on `output`, the result of `tool` called with `input` (every
+    /// `PostToolUse` comes here): the text the model should read instead, in the model's tool
+    /// names, if a plugin replaced it.
+    pub(super) async fn offload(
         &self,
         tool: &str,
         input: &Value,
