@@ -6,6 +6,7 @@
 //! ([`snippet`]).
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
@@ -178,14 +179,16 @@ pub(crate) struct Candidates<'q> {
     prefixes: Vec<bool>,
     in_scope: u64,
     counted: Vec<Counted>,
-    seen: HashSet<i64>,
+    /// The counted candidates' word frequencies, one run of `words.len()` each, in the order
+    /// of `counted`.
+    tf: Vec<u32>,
+    seen: HashSet<i64, BuildHasherDefault<KeyHasher>>,
 }
 
 #[derive(Debug)]
 struct Counted {
     key: i64,
     at_ms: i64,
-    tf: Vec<u32>,
     len: usize,
 }
 
@@ -193,7 +196,18 @@ impl<'q> Candidates<'q> {
     /// No candidates yet, of a search for `words` in a scope holding `in_scope` documents.
     pub(crate) fn new(words: &'q [String], in_scope: u64) -> Candidates<'q> {
         let prefixes = words.iter().map(|word| prefix(word)).collect();
-        Candidates { words, prefixes, in_scope, counted: Vec::new(), seen: HashSet::new() }
+        // Room for every candidate the words can bring, taken once: a vector doubling as it
+        // fills makes several large allocations per search, and each of those makes the C
+        // allocator tidy up every small block the full-text index just freed.
+        let most = words.len() * CANDIDATES_PER_WORD as usize;
+        Candidates {
+            words,
+            prefixes,
+            in_scope,
+            counted: Vec::with_capacity(most),
+            tf: Vec::with_capacity(most * words.len()),
+            seen: HashSet::with_capacity_and_hasher(most, BuildHasherDefault::default()),
+        }
     }
 
     /// Whether the candidate with row key `key` is counted already (another word found it).
@@ -204,8 +218,10 @@ impl<'q> Candidates<'q> {
     /// Counts the candidate with row key `key` (once: a key seen before is left as it was).
     pub(crate) fn count(&mut self, key: i64, at_ms: i64, title: &str, text: &str) {
         if self.seen.insert(key) {
-            let (tf, len) = self.frequencies(title, text);
-            self.counted.push(Counted { key, at_ms, tf, len });
+            let at = self.tf.len();
+            self.tf.resize(at + self.words.len(), 0);
+            let len = frequencies(self.words, &self.prefixes, title, text, &mut self.tf[at..]);
+            self.counted.push(Counted { key, at_ms, len });
         }
     }
 
@@ -214,24 +230,26 @@ impl<'q> Candidates<'q> {
     /// with this one function, so both answer alike. A word's document frequency is counted
     /// over the candidates, and `N` is the scope's size.
     pub(crate) fn rank(self, limit: usize) -> Vec<(i64, f64)> {
-        let Candidates { words, in_scope, counted, .. } = self;
+        let Candidates { words, in_scope, counted, tf, .. } = self;
+        let tf = |c: usize| &tf[c * words.len()..][..words.len()];
         let n = (in_scope as f64).max(counted.len() as f64).max(1.0);
         let average = (counted.iter().map(|c| c.len).sum::<usize>() as f64 / counted.len().max(1) as f64).max(1.0);
         let idf: Vec<f64> = (0..words.len())
             .map(|w| {
-                let df = counted.iter().filter(|c| c.tf[w] > 0).count() as f64;
+                let df = (0..counted.len()).filter(|&c| tf(c)[w] > 0).count() as f64;
                 (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
         let mut scored: Vec<(&Counted, f64)> = counted
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(at, c)| {
                 let norm = K1 * (1.0 - B + B * c.len as f64 / average);
-                let score =
-                    c.tf.iter()
-                        .zip(&idf)
-                        .map(|(&tf, idf)| idf * f64::from(tf) * (K1 + 1.0) / (f64::from(tf) + norm))
-                        .sum();
+                let score = tf(at)
+                    .iter()
+                    .zip(&idf)
+                    .map(|(&tf, idf)| idf * f64::from(tf) * (K1 + 1.0) / (f64::from(tf) + norm))
+                    .sum();
                 (c, score)
             })
             .collect();
@@ -244,43 +262,65 @@ impl<'q> Candidates<'q> {
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
-/// The words of `text` as the ranking counts them: its runs of letters and digits (the query's
-/// own rule, [`words`]), compared without case by [`counts_as`].
-fn tokens(text: &str) -> impl Iterator<Item = &str> {
-    // Most notes are ASCII: the same runs, with the cheaper test.
-    let separates: fn(char) -> bool =
-        if text.is_ascii() { |c| !c.is_ascii_alphanumeric() } else { |c| !c.is_alphanumeric() };
-    text.split(separates).filter(|w| !w.is_empty())
-}
-
-/// Whether the document word `token` counts as the query word `word` (lowercase; `prefix`
-/// when it also matches as a prefix): the same word, or a word it starts; without case.
-fn counts_as(token: &str, word: &str, prefix: bool) -> bool {
-    if token.is_ascii() {
-        let head = token.get(..word.len()).filter(|_| prefix || token.len() == word.len());
-        return head.is_some_and(|head| head.eq_ignore_ascii_case(word));
-    }
-    let token = token.to_lowercase();
-    token == word || (prefix && token.starts_with(word))
-}
-
-impl Candidates<'_> {
-    /// How often each word occurs in a document of `title` and `text` (a title word counting
-    /// twice), and its length in words (the title's twice).
-    fn frequencies(&self, title: &str, text: &str) -> (Vec<u32>, usize) {
-        let mut tf = vec![0u32; self.words.len()];
-        let mut len = 0;
-        for (text, weight) in [(title, 2), (text, 1)] {
-            for token in tokens(text) {
-                len += weight;
-                for ((count, word), &prefix) in tf.iter_mut().zip(self.words).zip(&self.prefixes) {
-                    if counts_as(token, word, prefix) {
-                        *count += weight as u32;
+/// Counts `words` (each also as a prefix where `prefixes` says so) in a document of `title`
+/// and `text` into `tf` (a title word counting twice), and returns its length in words (the
+/// title's twice). A document's words are its runs of letters and digits (the query's own
+/// rule, [`words`]), compared without case.
+fn frequencies(words: &[String], prefixes: &[bool], title: &str, text: &str, tf: &mut [u32]) -> usize {
+    let mut len = 0;
+    for (text, weight) in [(title, 2), (text, 1)] {
+        // Most notes are ASCII: the same runs and the same comparison, on bytes.
+        if text.is_ascii() {
+            for token in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()).filter(|t| !t.is_empty()) {
+                len += weight as usize;
+                for ((count, word), &prefix) in tf.iter_mut().zip(words).zip(prefixes) {
+                    if ascii_counts_as(token, word.as_bytes(), prefix) {
+                        *count += weight;
+                    }
+                }
+            }
+        } else {
+            for token in text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()) {
+                len += weight as usize;
+                let token = token.to_lowercase();
+                for ((count, word), &prefix) in tf.iter_mut().zip(words).zip(prefixes) {
+                    if token == *word || (prefix && token.starts_with(word.as_str())) {
+                        *count += weight;
                     }
                 }
             }
         }
-        (tf, len)
+    }
+    len
+}
+
+/// Whether the ASCII document word `token` counts as the query word `word` (lowercase; a word
+/// with other characters never does): the same word, or with `prefix` a word it starts;
+/// without case.
+fn ascii_counts_as(token: &[u8], word: &[u8], prefix: bool) -> bool {
+    (token.len() == word.len() || (prefix && token.len() > word.len()))
+        && token[..word.len()].eq_ignore_ascii_case(word)
+}
+
+/// Hashes a candidate's row key (an integer the backend gave it) with one multiplication:
+/// the keys are not chosen by anyone who could aim at collisions, and a search hashes each
+/// candidate's key twice.
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -323,6 +363,25 @@ mod tests {
             candidates.count(key as i64, *at_ms, "", text);
         }
         candidates.rank(limit)
+    }
+
+    /// ASCII text (counted on bytes) and any other text count alike: without case, a word
+    /// of three characters or more also as a prefix, a shorter one only whole, a title word
+    /// twice.
+    #[test]
+    fn words_count_alike_in_ascii_and_other_text() {
+        let words: Vec<String> = ["parse", "db", "crème"].iter().map(|w| (*w).to_owned()).collect();
+        let prefixes: Vec<bool> = words.iter().map(|w| prefix(w)).collect();
+        let count = |title: &str, text: &str| {
+            let mut tf = vec![0; words.len()];
+            let len = frequencies(&words, &prefixes, title, text, &mut tf);
+            (tf, len)
+        };
+        let text = "PARSER parses, parse; sparse db DBs";
+        assert_eq!(count("Parse", text), (vec![2 + 3, 1, 0], 2 + 6));
+        // The same words beside one that is not ASCII: the other path, the same counts.
+        assert_eq!(count("Parse", &format!("{text} Crèmes")), (vec![2 + 3, 1, 1], 2 + 7));
+        assert_eq!(count("Pärse", text).0, vec![3, 1, 0]);
     }
 
     #[test]
