@@ -19,6 +19,7 @@ scratchpad_tests::on_both_backends!(
     read_only_and_excluded_projects_keep_nothing,
     a_spawned_session_is_in_its_parents_project,
     newest_first_and_filters_narrow_a_search,
+    a_word_held_whole_by_enough_documents_is_not_also_a_prefix,
 );
 
 /// A probe named `name` (tools `name.*`) that asks for the index power.
@@ -314,13 +315,48 @@ async fn newest_first_and_filters_narrow_a_search(fx: Fixture) {
     let of_s1 = call(&host, "s2", "pa.index_search", json!({ "query": "parser", "session": "s1" })).await;
     assert_eq!(ids(&of_s1), ["old"]);
     let prefix = call(&host, "s1", "pa.index_search", json!({ "query": "pars" })).await;
-    assert_eq!(ids(&prefix).len(), 3, "a word of three letters or more matches as a prefix: {prefix}");
+    assert_eq!(
+        ids(&prefix).len(),
+        3,
+        "a word of three letters or more that no document holds whole matches as a prefix: {prefix}"
+    );
     let recent = call(&host, "s1", "pa.index_recent", json!({ "kind": "plan", "other": true, "limit": 1 })).await;
     assert_eq!(recent[0]["id"], "new");
     assert_eq!(recent.as_array().unwrap().len(), 1);
     let all = call(&host, "s1", "pa.index_recent", json!({})).await;
     assert_eq!(ids(&all), ["new", "note", "old"]);
     assert_eq!(call(&host, "s1", "pa.index_recent", json!({ "limit": 0 })).await["error"], "invalid");
+}
+
+async fn a_word_held_whole_by_enough_documents_is_not_also_a_prefix(fx: Fixture) {
+    let host = open(&fx, |_| {}).await;
+    host.create_session_in("s1", Origin::New, Some("p")).await.unwrap();
+    call(&host, "s1", "pa.index_put", json!({ "id": "first", "text": "the cache was cold", "at": 1 })).await;
+    // 64 documents hold "cache" whole (a search's candidates for one word); a newer one holds
+    // only a longer word it starts.
+    let first = host.recall_documents(&IndexFilter::default()).await.unwrap().remove(0);
+    let mut documents: Vec<_> = (2..=64)
+        .map(|n| {
+            let mut document = first.clone();
+            document.id = format!("cache-{n}");
+            document.at_ms = n;
+            document
+        })
+        .collect();
+    let mut longer = first.clone();
+    longer.id = "longer".into();
+    longer.text = "the caches were warmed".into();
+    longer.at_ms = 100;
+    documents.push(longer);
+    host.recall_import(documents).await.unwrap();
+    let search = |query: &str| call(&host, "s1", "pa.index_search", json!({ "query": query, "limit": 50 }));
+    let whole = search("cache").await;
+    assert_eq!(ids(&whole).len(), 50, "{whole}");
+    assert!(!ids(&whole).contains(&"longer"), "the word's own documents fill its candidates: {:?}", ids(&whole));
+    let start = search("cach").await;
+    assert_eq!(ids(&start)[0], "longer", "held whole by none: a prefix, newest first: {start}");
+    let both = search("cache warmed").await;
+    assert_eq!(ids(&both)[0], "longer", "found by another word, its \"caches\" counts too: {both}");
 }
 
 /// Without the `index` power a plugin gets a denial, never the index.

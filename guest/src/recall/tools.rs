@@ -38,7 +38,7 @@ pub fn specs() -> Vec<ToolSpec> {
             "query": {
                 "type": "string",
                 "minLength": 1,
-                "description": "Words to look for (1 to 32 words; a word of three letters or more also matches as a prefix)."
+                "description": "Words to look for (1 to 32 words; a word of three letters or more that few documents hold also matches as a prefix)."
             },
             "kind": { "type": "string", "enum": KINDS, "description": "Only documents of this kind." },
             "session": { "type": "string", "minLength": 1, "description": "Only documents saved by this session." },

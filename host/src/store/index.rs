@@ -161,11 +161,21 @@ pub(crate) fn snippet(text: &str, words: &[String]) -> String {
     format!("{}{}{}", if begin > 0 { "…" } else { "" }, body.trim(), if end < text.len() { "…" } else { "" })
 }
 
-/// Most candidates one word of a query brings to the ranking: the newest-written documents
+/// Most candidates one search of one word brings to the ranking: the newest-written documents
 /// holding it. A word in fewer documents (a rare, telling word) brings all of them; a common
 /// word, whose documents rank low anyway (its inverse document frequency is low), only its
 /// newest. This bounds a search's work by the query's words, not by the project's size.
 pub(crate) const CANDIDATES_PER_WORD: u32 = 64;
+
+/// Whether a query `word` whose whole-word search found `found` documents is searched again
+/// as a prefix (for the newest [`CANDIDATES_PER_WORD`] documents holding a word it starts):
+/// only a word of [`PREFIX_MIN_CHARS`] or more that did not fill its candidates whole. A
+/// document holding the word itself is the better match, and a word common enough to fill
+/// them is often the start of many others ("the" of "then", "there", "these"), whose every
+/// document a backend's prefix search reads before it can return the newest.
+pub(crate) fn search_as_prefix(word: &str, found: usize) -> bool {
+    prefix(word) && found < CANDIDATES_PER_WORD as usize
+}
 
 /// What a backend gathers for the ranking while it reads a search's candidates: how often
 /// each query word occurs in each candidate and how long it is, never its text, so a

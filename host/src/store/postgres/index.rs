@@ -5,10 +5,10 @@
 //! an operation's commit transaction (`operation.rs`).
 //!
 //! A search asks, word by word, for the newest-written documents of the scope holding the word
-//! (at most `CANDIDATES_PER_WORD` each), and the host ranks them (`store::index::Candidates`),
-//! as on SQLite. Each word (letters and digits only, `store::index::words`) is a `tsquery` term, a
-//! word of three characters or more a prefix (`:*`): nothing the caller typed is `tsquery`
-//! syntax. A search runs under a `statement_timeout` ending at the call's deadline.
+//! (at most `CANDIDATES_PER_WORD` each; then, for a word of three characters or more that did
+//! not fill them whole, as a prefix, `:*`: `store::index::search_as_prefix`), and the host ranks
+//! them (`store::index::Candidates`), as on SQLite. Each word (letters and digits only,
+//! `store::index::words`) is a `tsquery` term: nothing the caller typed is `tsquery` syntax. A search runs under a `statement_timeout` ending at the call's deadline.
 
 use std::time::Instant;
 
@@ -18,12 +18,18 @@ use tokio_postgres::Row;
 use crate::Result;
 use crate::store::index::{
     CANDIDATES_PER_WORD, Candidates, IndexFilter, IndexQuery, IndexUsage, IndexWrite, IndexedDocument, prefix,
+    search_as_prefix,
 };
 
-/// The `to_tsquery('simple', …)` text of `words`.
+/// The `to_tsquery('simple', …)` term of one query word, whole or as a prefix.
+fn term(word: &str, as_prefix: bool) -> String {
+    if as_prefix { format!("{word}:*") } else { word.to_owned() }
+}
+
+/// The `to_tsquery('simple', …)` text of any of `words` (a word of three characters or more
+/// also as a prefix).
 fn tsquery(words: &[String]) -> String {
-    let terms: Vec<String> = words.iter().map(|w| if prefix(w) { format!("{w}:*") } else { w.clone() }).collect();
-    terms.join(" | ")
+    words.iter().map(|w| term(w, prefix(w))).collect::<Vec<_>>().join(" | ")
 }
 
 const COLUMNS: &str = "project, plugin, id, kind, title, body, at_ms, session";
@@ -140,14 +146,21 @@ pub(super) async fn search(
     let mut candidates = Candidates::new(&query.words, in_scope.max(0) as u64);
     let mut rows = std::collections::HashMap::new();
     for word in &query.words {
-        let term = tsquery(std::slice::from_ref(word));
-        let args: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-            [&project, &plugin, &term, &query.kind, &query.session, &query.since_ms, &query.not_session, &limit];
-        for row in tx.query(&stmt, &args).await.map_err(canceled)? {
-            let ordinal: i64 = row.get(8);
-            if !candidates.contains(ordinal) {
-                candidates.count(ordinal, row.get(6), row.get(4), row.get(5));
-                rows.insert(ordinal, row);
+        let mut found = 0;
+        for as_prefix in [false, true] {
+            if as_prefix && !search_as_prefix(word, found) {
+                break;
+            }
+            let term = term(word, as_prefix);
+            let args: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+                [&project, &plugin, &term, &query.kind, &query.session, &query.since_ms, &query.not_session, &limit];
+            for row in tx.query(&stmt, &args).await.map_err(canceled)? {
+                found += 1;
+                let ordinal: i64 = row.get(8);
+                if !candidates.contains(ordinal) {
+                    candidates.count(ordinal, row.get(6), row.get(4), row.get(5));
+                    rows.insert(ordinal, row);
+                }
             }
         }
     }

@@ -7,8 +7,9 @@
 //! on their own.
 //!
 //! A search asks the full-text index, word by word, for the newest-written documents of the
-//! scope holding the word (at most [`CANDIDATES_PER_WORD`] each; a word of three characters or
-//! more as a prefix term), counts its words in each as it reads them, ranks them
+//! scope holding the word (at most [`CANDIDATES_PER_WORD`] each; then, for a word of three
+//! characters or more that did not fill them whole, as a prefix term: [`search_as_prefix`]),
+//! counts its words in each as it reads them, ranks them
 //! ([`Candidates::rank`]), and reads whole only the hits. Each word is one
 //! quoted FTS5 term made of letters and digits only: nothing the caller typed is FTS5 syntax. A
 //! search still running at the call's deadline is interrupted (a progress handler), so a
@@ -21,16 +22,18 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::Result;
 use crate::store::index::{
     CANDIDATES_PER_WORD, Candidates, IndexFilter, IndexQuery, IndexUsage, IndexWrite, IndexedDocument, prefix,
+    search_as_prefix,
 };
 
-/// The FTS5 term of one query word.
-fn term(word: &str) -> String {
-    if prefix(word) { format!("\"{word}\"*") } else { format!("\"{word}\"") }
+/// The FTS5 term of one query word, whole or as a prefix.
+fn term(word: &str, as_prefix: bool) -> String {
+    if as_prefix { format!("\"{word}\"*") } else { format!("\"{word}\"") }
 }
 
-/// The FTS5 MATCH expression of any of `words`.
+/// The FTS5 MATCH expression of any of `words` (a word of three characters or more also as a
+/// prefix).
 fn any_of(words: &[String]) -> String {
-    words.iter().map(|w| term(w)).collect::<Vec<_>>().join(" OR ")
+    words.iter().map(|w| term(w, prefix(w))).collect::<Vec<_>>().join(" OR ")
 }
 
 const COLUMNS: &str = "s.project, s.plugin, d.id, d.kind, d.title, d.body, d.at_ms, n.session";
@@ -148,22 +151,29 @@ pub(super) fn search(
         let mut candidates = Candidates::new(&query.words, in_scope.max(0) as u64);
         let mut stmt = conn.prepare_cached(&sql)?;
         for word in &query.words {
-            let args = params![
-                term(word),
-                scope,
-                query.kind,
-                query.session,
-                query.since_ms,
-                query.not_session,
-                CANDIDATES_PER_WORD
-            ];
-            let mut rows = stmt.query(args)?;
-            while let Some(row) = rows.next()? {
-                // The text is counted where SQLite keeps it, not copied.
-                let seq: i64 = row.get(0)?;
-                if !candidates.contains(seq) {
-                    let text = |at: usize| -> rusqlite::Result<&str> { Ok(row.get_ref(at)?.as_str()?) };
-                    candidates.count(seq, row.get(1)?, text(2)?, text(3)?);
+            let mut found = 0;
+            for as_prefix in [false, true] {
+                if as_prefix && !search_as_prefix(word, found) {
+                    break;
+                }
+                let args = params![
+                    term(word, as_prefix),
+                    scope,
+                    query.kind,
+                    query.session,
+                    query.since_ms,
+                    query.not_session,
+                    CANDIDATES_PER_WORD
+                ];
+                let mut rows = stmt.query(args)?;
+                while let Some(row) = rows.next()? {
+                    found += 1;
+                    // The text is counted where SQLite keeps it, not copied.
+                    let seq: i64 = row.get(0)?;
+                    if !candidates.contains(seq) {
+                        let text = |at: usize| -> rusqlite::Result<&str> { Ok(row.get_ref(at)?.as_str()?) };
+                        candidates.count(seq, row.get(1)?, text(2)?, text(3)?);
+                    }
                 }
             }
         }
