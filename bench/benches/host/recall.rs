@@ -208,9 +208,9 @@ fn rows(c: &mut Criterion, name: &str, dir: &tempfile::TempDir, location: &str) 
     record::calls((&mut group, name), &rt, "search_common_words", || async {
         assert!(!host.recall_search(PROJECT, &common, 8).await.unwrap().is_empty());
     });
-    // A common word of three characters, which a query also takes as the start of longer words
-    // (as "the" is of "then", "there", "these"): here the 11th most common, which starts 110
-    // others.
+    // A common word of three characters that starts many others (as "the" starts "then",
+    // "there", "these"): here the 11th most common, which starts 110 others. Held whole by
+    // enough documents, it is not also searched as a prefix.
     let common_prefix = Words::word(10);
     record::calls((&mut group, name), &rt, "search_common_prefix", || async {
         assert!(!host.recall_search(PROJECT, &common_prefix, 8).await.unwrap().is_empty());
