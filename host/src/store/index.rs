@@ -206,10 +206,11 @@ impl<'q> Candidates<'q> {
     /// No candidates yet, of a search for `words` in a scope holding `in_scope` documents.
     pub(crate) fn new(words: &'q [String], in_scope: u64) -> Candidates<'q> {
         let prefixes = words.iter().map(|word| prefix(word)).collect();
-        // Room for every candidate the words can bring, taken once: a vector doubling as it
+        // Room for every candidate the words can bring (a word: its whole-word search's and its
+        // prefix search's), up to a query of eight words, taken once: a vector doubling as it
         // fills makes several large allocations per search, and each of those makes the C
         // allocator tidy up every small block the full-text index just freed.
-        let most = words.len() * CANDIDATES_PER_WORD as usize;
+        let most = (words.len() * 2 * CANDIDATES_PER_WORD as usize).min(8 * 2 * CANDIDATES_PER_WORD as usize);
         Candidates {
             words,
             prefixes,

@@ -8,7 +8,8 @@
 //! (at most `CANDIDATES_PER_WORD` each; then, for a word of three characters or more that did
 //! not fill them whole, as a prefix, `:*`: `store::index::search_as_prefix`), and the host ranks
 //! them (`store::index::Candidates`), as on SQLite. Each word (letters and digits only,
-//! `store::index::words`) is a `tsquery` term: nothing the caller typed is `tsquery` syntax. A search runs under a `statement_timeout` ending at the call's deadline.
+//! `store::index::words`) is a `tsquery` term: nothing the caller typed is `tsquery` syntax. A
+//! search runs under a `statement_timeout` ending at the call's deadline.
 
 use std::time::Instant;
 
