@@ -139,8 +139,13 @@ fn a_failing_plugin_never_breaks_an_opencode_turn() {
 
     let looping = dir.path().join("looping");
     std::fs::create_dir_all(&looping).unwrap();
+    // The looping probe's deadline is what is tested. The scratchpad component's call runs
+    // before it, and on a two-core machine running the whole suite it once passed its default
+    // 500 ms (a wall-clock deadline), failing the hook in its name before the probe ran: it
+    // gets room here.
     let probe = format!(
-        "[[plugin]]\nname = \"scratchpad\"\n[[plugin]]\nname = \"probe\"\npath = {:?}\nallow_unsigned = true\n\
+        "[[plugin]]\nname = \"scratchpad\"\n[plugin.limits]\ncall_timeout_ms = 10000\n\
+         [[plugin]]\nname = \"probe\"\npath = {:?}\nallow_unsigned = true\n\
          grants = [\"inject\", \"storage\", \"config\"]\n[plugin.config]\npowers = [\"inject\", \"storage\", \"config\"]\n\
          queryMode = \"loop\"\n[plugin.limits]\ncall_timeout_ms = 300\n",
         scratchpad_tests::components::PROBE_PATH
