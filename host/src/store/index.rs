@@ -210,7 +210,7 @@ impl<'q> Candidates<'q> {
         // prefix search's), up to a query of eight words, taken once: a vector doubling as it
         // fills makes several large allocations per search, and each of those makes the C
         // allocator tidy up every small block the full-text index just freed.
-        let most = (words.len() * 2 * CANDIDATES_PER_WORD as usize).min(8 * 2 * CANDIDATES_PER_WORD as usize);
+        let most = words.len().min(8) * 2 * CANDIDATES_PER_WORD as usize;
         Candidates {
             words,
             prefixes,
